@@ -1,0 +1,141 @@
+// Package result owns the outcome of one run (one policy setting on one
+// trace), the metrics derived from it (SPEC section 1, "Metrics of one run")
+// and their machine-readable encodings (SPEC section 6).
+//
+// Every engine (the reference simulator, the one-pass curve generator)
+// produces a [Result] of integers; every float mdk prints is computed from
+// those integers here, in one place, so engines that agree on the integers
+// agree on every printed digit.
+package result
+
+import (
+	"math"
+	"slices"
+)
+
+// Result is one policy setting's run on one trace.
+type Result struct {
+	Policy string // "age"
+	Params string // "A=20"
+
+	Promotions []int64 // promotions_w for every window
+	Accessed   []int64 // |A_w| for every window
+	Saved      int64   // S: saved page-windows
+	Alive      int64   // L: alive page-windows
+	PageSize   int64   // bytes
+}
+
+// Windows returns W.
+func (r *Result) Windows() int { return len(r.Accessed) }
+
+// TotalPromotions returns the sum of promotions over all windows.
+func (r *Result) TotalPromotions() int64 {
+	var n int64
+	for _, p := range r.Promotions {
+		n += p
+	}
+	return n
+}
+
+// PR returns the promotion rate of window w (0 when nothing was accessed).
+func (r *Result) PR(w int) float64 {
+	if r.Accessed[w] == 0 {
+		return 0
+	}
+	return float64(r.Promotions[w]) / float64(r.Accessed[w])
+}
+
+// Stat names a promotion-rate statistic.
+type Stat string
+
+const (
+	MaxPR  Stat = "max_pr"
+	P99PR  Stat = "p99_pr"
+	P98PR  Stat = "p98_pr"
+	MeanPR Stat = "mean_pr"
+)
+
+// Stats lists the statistics in the order of SPEC section 6.
+var Stats = []Stat{MaxPR, P99PR, P98PR, MeanPR}
+
+// ParseStat returns the statistic named s.
+func ParseStat(s string) (Stat, bool) {
+	for _, st := range Stats {
+		if string(st) == s {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+// Stat returns the named statistic of the per-window promotion rates.
+func (r *Result) Stat(s Stat) float64 {
+	switch s {
+	case MaxPR:
+		return r.MaxPR()
+	case P99PR:
+		return r.Percentile(99)
+	case P98PR:
+		return r.Percentile(98)
+	case MeanPR:
+		return r.MeanPR()
+	}
+	panic("result: unknown statistic " + string(s))
+}
+
+// MaxPR returns the largest promotion rate over all windows (0 if W = 0).
+func (r *Result) MaxPR() float64 {
+	m := 0.0
+	for w := range r.Accessed {
+		m = math.Max(m, r.PR(w))
+	}
+	return m
+}
+
+// Percentile returns the nearest-rank q-th percentile (q in 1..100) of the
+// promotion rates over all W windows: sorted ascending, index ceil(q*W/100)-1,
+// computed in integers so that no rounding moves the rank.
+func (r *Result) Percentile(q int) float64 {
+	w := len(r.Accessed)
+	if w == 0 {
+		return 0
+	}
+	prs := make([]float64, w)
+	for i := range prs {
+		prs[i] = r.PR(i)
+	}
+	slices.Sort(prs)
+	rank := (q*w + 99) / 100
+	if rank < 1 {
+		rank = 1
+	}
+	return prs[rank-1]
+}
+
+// MeanPR returns the mean promotion rate over all W windows (0 if W = 0).
+func (r *Result) MeanPR() float64 {
+	if len(r.Accessed) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for w := range r.Accessed {
+		sum += r.PR(w)
+	}
+	return sum / float64(len(r.Accessed))
+}
+
+// Savings returns S/L (0 when L = 0).
+func (r *Result) Savings() float64 {
+	if r.Alive == 0 {
+		return 0
+	}
+	return float64(r.Saved) / float64(r.Alive)
+}
+
+// AvgSavedBytes returns S * page_size / W (0 when W = 0).
+func (r *Result) AvgSavedBytes() float64 {
+	if len(r.Accessed) == 0 {
+		return 0
+	}
+	return float64(r.Saved) * float64(r.PageSize) / float64(len(r.Accessed))
+}
