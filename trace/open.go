@@ -1,0 +1,88 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Format is one trace file format.
+type Format struct {
+	Name  string   // "text", "binary"
+	Exts  []string // file extensions, with the dot: ".txt"
+	Magic []byte   // the first bytes of every file in this format
+	// NewReader returns a reader over r; name is used in error messages.
+	NewReader func(r io.Reader, name string) (Reader, error)
+	// NewWriter returns a writer to w for a trace with header h.
+	NewWriter func(w io.Writer, h Header) (Writer, error)
+}
+
+// formats lists the known formats; the first is the default for output.
+var formats = []*Format{}
+
+// Formats returns the known formats.
+func Formats() []*Format { return formats }
+
+// FormatByName returns the format called name.
+func FormatByName(name string) (*Format, error) {
+	for _, f := range formats {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown trace format %q (known: %s)", name, formatNames())
+}
+
+// FormatForPath returns the format for a file name by its extension.
+func FormatForPath(path string) (*Format, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, f := range formats {
+		for _, e := range f.Exts {
+			if e == ext {
+				return f, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: cannot tell the trace format from the extension %q (known: %s); use --format", path, ext, formatNames())
+}
+
+func formatNames() string {
+	var names []string
+	for _, f := range formats {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// NewReaderAuto returns a reader for r, telling the format by its first
+// bytes. name is used in error messages.
+func NewReaderAuto(r io.Reader, name string) (Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for _, f := range formats {
+		head, _ := br.Peek(len(f.Magic))
+		if bytes.Equal(head, f.Magic) {
+			return f.NewReader(br, name)
+		}
+	}
+	head, _ := br.Peek(16)
+	return nil, fmt.Errorf("%s: not an mdk trace (starts with %q; known formats: %s)", name, head, formatNames())
+}
+
+// Open opens the trace file at path, in any known format. The caller closes
+// the returned closer when done.
+func Open(path string) (Reader, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := NewReaderAuto(f, path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return r, f, nil
+}
