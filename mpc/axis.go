@@ -1,0 +1,98 @@
+package mpc
+
+import (
+	"slices"
+	"sort"
+)
+
+// tableSize bounds the lookup tables that map a gap's idle length or prior
+// reuse distance to a position on a parameter axis in O(1); larger values
+// fall back to binary search.
+const tableSize = 1 << 12
+
+// intAxis is the sorted distinct values of one integer parameter (windows;
+// trace.Inf allowed).
+type intAxis struct {
+	vals []int
+	le   []int32 // le[v] = #{x <= v} for 0 <= v < tableSize
+	lt   []int32 // lt[v] = #{x < v}
+}
+
+func newIntAxis(xs []int) *intAxis {
+	vals := slices.Clone(xs)
+	slices.Sort(vals)
+	vals = slices.Compact(vals)
+	a := &intAxis{vals: vals, le: make([]int32, tableSize), lt: make([]int32, tableSize)}
+	for v := 0; v < tableSize; v++ {
+		a.le[v] = int32(a.searchLE(v))
+		a.lt[v] = int32(a.searchLT(v))
+	}
+	return a
+}
+
+func (a *intAxis) searchLE(v int) int {
+	return sort.Search(len(a.vals), func(i int) bool { return a.vals[i] > v })
+}
+func (a *intAxis) searchLT(v int) int {
+	return sort.Search(len(a.vals), func(i int) bool { return a.vals[i] >= v })
+}
+
+// countLE returns #{x <= v}.
+func (a *intAxis) countLE(v int) int {
+	if v >= 0 && v < tableSize {
+		return int(a.le[v])
+	}
+	if v < 0 {
+		return 0
+	}
+	return a.searchLE(v)
+}
+
+// countLT returns #{x < v}.
+func (a *intAxis) countLT(v int) int {
+	if v >= 0 && v < tableSize {
+		return int(a.lt[v])
+	}
+	if v < 0 {
+		return 0
+	}
+	return a.searchLT(v)
+}
+
+// index returns the position of x in the axis.
+func (a *intAxis) index(x int) int { return a.searchLT(x) }
+
+// floatAxis is the sorted distinct values of a real parameter.
+type floatAxis struct {
+	vals []float64
+	le   []int32 // le[v+1] = #{x <= v} for integer -1 <= v < tableSize-1
+}
+
+func newFloatAxis(xs []float64) *floatAxis {
+	vals := slices.Clone(xs)
+	slices.Sort(vals)
+	vals = slices.Compact(vals)
+	a := &floatAxis{vals: vals, le: make([]int32, tableSize)}
+	for v := -1; v < tableSize-1; v++ {
+		a.le[v+1] = int32(a.searchLE(float64(v)))
+	}
+	return a
+}
+
+func (a *floatAxis) searchLE(c float64) int {
+	return sort.Search(len(a.vals), func(i int) bool { return a.vals[i] > c })
+}
+
+// countLE returns #{x <= c}.
+func (a *floatAxis) countLE(c float64) int {
+	if c >= -1 && c < tableSize-1 {
+		if i := int(c); float64(i) == c {
+			return int(a.le[i+1])
+		}
+	}
+	return a.searchLE(c)
+}
+
+func (a *floatAxis) index(x float64) int {
+	return sort.Search(len(a.vals), func(i int) bool { return a.vals[i] >= x })
+}
