@@ -13,11 +13,13 @@ type grid struct {
 	cnt    []int64
 	sum    []int64
 	prom   [][]int64 // by window, then cell
+	plus   rows      // by window of the gap's start+1, then cell
+	minus  rows      // by window of the gap's end, then cell
 }
 
 func newGrid(n1, n2 int) *grid {
 	c := (n1 + 1) * (n2 + 1)
-	return &grid{n1: n1, n2: n2, cnt: make([]int64, c), sum: make([]int64, c)}
+	return &grid{n1: n1, n2: n2, cnt: make([]int64, c), sum: make([]int64, c), plus: rows{width: c}, minus: rows{width: c}}
 }
 
 func (g *grid) cell(i, j int) int { return i*(g.n2+1) + j }
@@ -28,9 +30,12 @@ func (g *grid) add(i, j int, gp trace.Gap) {
 	c := g.cell(i, j)
 	g.cnt[c]++
 	g.sum[c] += int64(gp.Idle)
+	end := gp.Start + gp.Idle + 1
 	if gp.Closed {
-		g.prom[gp.Start+gp.Idle+1][c]++
+		g.prom[end][c]++
 	}
+	g.plus.at(gp.Start + 1)[c]++
+	g.minus.at(end)[c]++
 }
 
 // cumulate turns a cell array into sums over a quadrant: value(a, b) =
@@ -108,7 +113,10 @@ func (e *paw) gap(g trace.Gap, _ *[6]int) {
 	e.g.add(ia, ib, g)
 }
 
-func (e *paw) finish(W int) ([]int64, [][]int64) {
+func (e *paw) finish(W int) ([]int64, [][]int64, [][]int64) {
+	cum := func(row []int64) []int64 { return e.g.cumulate(row, true) }
+	plus := e.g.plus.mapRows(W, cum)
+	minus := e.g.minus.mapRows(W, cum)
 	cnt := e.g.cumulate(e.g.cnt, true)
 	sum := e.g.cumulate(e.g.sum, true)
 	prom := make([][]int64, W)
@@ -117,15 +125,14 @@ func (e *paw) finish(W int) ([]int64, [][]int64) {
 	}
 	saved := make([]int64, len(e.ps))
 	out := make([][]int64, len(e.ps))
+	perWin := make([][]int64, len(e.ps))
 	for i, p := range e.ps {
 		c := e.g.cell(e.pa.index(p.P), e.wa.index(p.Wait))
 		saved[i] = sum[c] - int64(p.Wait)*cnt[c]
-		out[i] = make([]int64, W)
-		for w := range out[i] {
-			out[i][w] = prom[w][c]
-		}
+		out[i] = column(prom, c)
+		perWin[i] = savedWindows(W, plus, minus, c, p.Wait)
 	}
-	return saved, out
+	return saved, out, perWin
 }
 
 // pace: gap (d, g) with ia = #{P < d}. The settings with a < ia reclaim it
@@ -137,6 +144,8 @@ type pace struct {
 	pa, aa *intAxis
 	sum1   []int64   // by ia
 	prom1  [][]int64 // by window, ia
+	plus1  rows      // by window of start+1, ia
+	minus1 rows      // by window of end, ia
 	g      *grid
 }
 
@@ -149,6 +158,7 @@ func newPACE(ps []policy.PACE) *pace {
 	e := &pace{ps: ps, pa: newIntAxis(P), aa: newIntAxis(A)}
 	e.g = newGrid(len(e.pa.vals), len(e.aa.vals))
 	e.sum1 = make([]int64, len(e.pa.vals)+1)
+	e.plus1.width, e.minus1.width = len(e.pa.vals)+1, len(e.pa.vals)+1
 	return e
 }
 
@@ -163,17 +173,24 @@ func (e *pace) gap(g trace.Gap, _ *[6]int) {
 	ia := e.pa.countLT(g.Prior)
 	if ia > 0 {
 		e.sum1[ia] += int64(g.Idle)
+		end := g.Start + g.Idle + 1
 		if g.Closed {
-			e.prom1[g.Start+g.Idle+1][ia]++
+			e.prom1[end][ia]++
 		}
+		e.plus1.at(g.Start + 1)[ia]++
+		e.minus1.at(end)[ia]++
 	}
 	if ib := e.aa.countLE(g.Idle); ib > 0 && ia < len(e.pa.vals) {
 		e.g.add(ia, ib, g)
 	}
 }
 
-func (e *pace) finish(W int) ([]int64, [][]int64) {
+func (e *pace) finish(W int) ([]int64, [][]int64, [][]int64) {
 	nP := len(e.pa.vals)
+	suf := func(row []int64) []int64 { return suffix1(row, nP) }
+	plus1, minus1 := e.plus1.mapRows(W, suf), e.minus1.mapRows(W, suf)
+	cum := func(row []int64) []int64 { return e.g.cumulate(row, false) }
+	plus2, minus2 := e.g.plus.mapRows(W, cum), e.g.minus.mapRows(W, cum)
 	sum1 := suffix1(e.sum1, nP)
 	cnt2 := e.g.cumulate(e.g.cnt, false)
 	sum2 := e.g.cumulate(e.g.sum, false)
@@ -185,6 +202,7 @@ func (e *pace) finish(W int) ([]int64, [][]int64) {
 	}
 	saved := make([]int64, len(e.ps))
 	out := make([][]int64, len(e.ps))
+	perWin := make([][]int64, len(e.ps))
 	for i, p := range e.ps {
 		a, b := e.pa.index(p.P), e.aa.index(p.A)
 		c := e.g.cell(a, b)
@@ -193,6 +211,10 @@ func (e *pace) finish(W int) ([]int64, [][]int64) {
 		for w := range out[i] {
 			out[i][w] = prom1[w][a] + prom2[w][c]
 		}
+		perWin[i] = savedWindows(W, plus1, minus1, a, 0)
+		for w, v := range savedWindows(W, plus2, minus2, c, p.A) {
+			perWin[i][w] += v
+		}
 	}
-	return saved, out
+	return saved, out, perWin
 }

@@ -44,9 +44,10 @@ type engine interface {
 	gap(g trace.Gap, feat *[6]int)
 	// endWindow is called after window w's gaps, with |A_w|.
 	endWindow(w int, accessed int64)
-	// finish returns each setting's saved page-windows and per-window
-	// promotions, in the order of the settings given to the engine.
-	finish(windows int) (saved []int64, promotions [][]int64)
+	// finish returns each setting's saved page-windows, per-window
+	// promotions and per-window saved pages, in the order of the settings
+	// given to the engine.
+	finish(windows int) (saved []int64, promotions, savedPerWindow [][]int64)
 	needsFeatures() bool
 }
 
@@ -89,7 +90,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 			h[0] = int32(prior)
 		}
 	}
-	var accessed []int64
+	var accessed, alive []int64
 	for {
 		win, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -104,9 +105,11 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		for _, e := range engines {
 			e.newWindow(win.Index)
 		}
+		before := wk.Counts.AlivePageWins
 		wk.Window(win)
 		a := int64(len(win.Accessed))
 		accessed = append(accessed, a)
+		alive = append(alive, wk.Counts.AlivePageWins-before)
 		for _, e := range engines {
 			e.endWindow(win.Index, a)
 		}
@@ -118,16 +121,18 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 	W := len(accessed)
 	out := make([]*result.Result, len(settings))
 	for ei, e := range engines {
-		saved, proms := e.finish(W)
+		saved, proms, perWin := e.finish(W)
 		for k, i := range slots[ei] {
 			out[i] = &result.Result{
-				Policy:     settings[i].Policy(),
-				Params:     settings[i].Params(),
-				Promotions: proms[k],
-				Accessed:   append([]int64(nil), accessed...),
-				Saved:      saved[k],
-				Alive:      wk.Counts.AlivePageWins,
-				PageSize:   int64(h.PageSize),
+				Policy:         settings[i].Policy(),
+				Params:         settings[i].Params(),
+				Promotions:     proms[k],
+				Accessed:       accessed,
+				Saved:          saved[k],
+				Alive:          wk.Counts.AlivePageWins,
+				PageSize:       int64(h.PageSize),
+				SavedPerWindow: perWin[k],
+				AlivePerWindow: alive,
 			}
 		}
 	}

@@ -16,6 +16,8 @@ type oneParam struct {
 	cnt   []int64   // cnt[k]: reclaimed gaps whose first non-reclaiming index is k
 	sum   []int64   // Σ idle of those gaps
 	prom  [][]int64 // prom[w][k]: closed reclaimed gaps ending in w, by k
+	plus  rows      // by window of the gap's start+1, then k
+	minus rows      // by window of the gap's end, then k
 	delay bool
 	feat  bool
 }
@@ -28,6 +30,7 @@ func newOneParam(ps []policy.OneParam) *oneParam {
 	e := &oneParam{ps: ps, axis: newFloatAxis(xs), delay: ps[0].DelayIsParam(), feat: ps[0].UsesFeatures()}
 	e.n = len(e.axis.vals)
 	e.cnt = make([]int64, e.n+1)
+	e.plus.width, e.minus.width = e.n+1, e.n+1
 	e.sum = make([]int64, e.n+1)
 	return e
 }
@@ -43,14 +46,17 @@ func (e *oneParam) gap(g trace.Gap, feat *[6]int) {
 	}
 	e.cnt[k]++
 	e.sum[k] += int64(g.Idle)
+	end := g.Start + g.Idle + 1
 	if g.Closed {
-		e.prom[g.Start+g.Idle+1][k]++
+		e.prom[end][k]++
 	}
+	e.plus.at(g.Start + 1)[k]++
+	e.minus.at(end)[k]++
 }
 
 func (e *oneParam) endWindow(int, int64) {}
 
-func (e *oneParam) finish(W int) ([]int64, [][]int64) {
+func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
 	// Suffix sums: setting at axis index s reclaims the gaps added at k > s.
 	cnt := make([]int64, e.n)
 	sum := make([]int64, e.n)
@@ -71,15 +77,22 @@ func (e *oneParam) finish(W int) ([]int64, [][]int64) {
 			proms[k-1][w] = p
 		}
 	}
+	suffix := func(row []int64) []int64 { return suffix1(row, e.n) }
+	plus := e.plus.mapRows(W, suffix)
+	minus := e.minus.mapRows(W, suffix)
 	saved := make([]int64, len(e.ps))
 	out := make([][]int64, len(e.ps))
+	perWin := make([][]int64, len(e.ps))
 	for i, p := range e.ps {
 		a := e.axis.index(p.Param())
 		saved[i] = sum[a]
+		shift := 0
 		if e.delay {
 			saved[i] -= int64(p.Param()) * cnt[a]
+			shift = int(p.Param())
 		}
 		out[i] = append([]int64(nil), proms[a]...)
+		perWin[i] = savedWindows(W, plus, minus, a, shift)
 	}
-	return saved, out
+	return saved, out, perWin
 }

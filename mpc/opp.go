@@ -10,17 +10,46 @@ import (
 // opp: every open gap with g >= 1 is reclaimed (by every setting); the
 // closed gaps with g >= 1 ending in window j are ranked by g when j is done,
 // and each setting reclaims its budget's worth of the longest.
+//
+// Per-window savings: a setting that takes the t longest gaps of window j
+// saves, for the m-th longest (idle g_m), the windows j-g_m .. j-1. Settings
+// sorted by rate take nested prefixes of the ranking, so the m-th gap adds
+// +1 at window j-g_m to a suffix of that order (first position whose take is
+// >= m): one table entry per reclaimed gap, cumulated at the end.
 type opp struct {
 	ps      []policy.OPP
+	byRate  []int     // setting indexes sorted by rate
 	open    int64     // Σ g of open gaps with g >= 1
 	saved   []int64   // closed-gap savings per setting
 	prom    [][]int64 // per setting, per window
 	pending []int32   // idle lengths of closed gaps (g >= 1) ending in the current window
 	prefix  []int64
+	take    []int64 // per position in byRate, for the current window
+	plus    rows    // by window, position in byRate: +1 where a reclaimed closed gap starts saving
+	minus   rows    // by window, position in byRate: reclaimed closed gaps ending there
+	oplus   rows    // by window: open gaps start saving (width 1)
+	ominus  rows    // by window: open gaps end
 }
 
 func newOPP(ps []policy.OPP) *opp {
-	return &opp{ps: ps, saved: make([]int64, len(ps)), prom: make([][]int64, len(ps))}
+	e := &opp{ps: ps, saved: make([]int64, len(ps)), prom: make([][]int64, len(ps))}
+	e.byRate = make([]int, len(ps))
+	for i := range e.byRate {
+		e.byRate[i] = i
+	}
+	slices.SortStableFunc(e.byRate, func(a, b int) int {
+		switch {
+		case ps[a].PPM < ps[b].PPM:
+			return -1
+		case ps[a].PPM > ps[b].PPM:
+			return 1
+		}
+		return 0
+	})
+	e.take = make([]int64, len(ps))
+	e.plus.width, e.minus.width = len(ps), len(ps)
+	e.oplus.width, e.ominus.width = 1, 1
+	return e
 }
 
 func (e *opp) needsFeatures() bool { return false }
@@ -32,12 +61,14 @@ func (e *opp) gap(g trace.Gap, _ *[6]int) {
 	}
 	if !g.Closed {
 		e.open += int64(g.Idle)
+		e.oplus.at(g.Start + 1)[0]++
+		e.ominus.at(g.Start + g.Idle + 1)[0]++
 		return
 	}
 	e.pending = append(e.pending, int32(g.Idle))
 }
 
-func (e *opp) endWindow(w int, accessed int64) {
+func (e *opp) endWindow(j int, accessed int64) {
 	for i := range e.ps {
 		e.prom[i] = append(e.prom[i], 0)
 	}
@@ -54,17 +85,54 @@ func (e *opp) endWindow(w int, accessed int64) {
 		e.prefix = append(e.prefix, s)
 	}
 	n := int64(len(e.pending))
-	for i, p := range e.ps {
-		take := min(p.Budget(accessed), n)
-		e.saved[i] += e.prefix[take]
-		e.prom[i][w] = take
+	minus := e.minus.at(j)
+	for q, i := range e.byRate {
+		t := min(e.ps[i].Budget(accessed), n)
+		e.take[q] = t
+		e.saved[i] += e.prefix[t]
+		e.prom[i][j] = t
+		minus[q] += t
+	}
+	// The m-th longest gap (m = 1..max take) is taken by the positions q
+	// with take[q] >= m, a suffix of byRate since take grows with the rate.
+	q := 0
+	for m := int64(1); m <= e.take[len(e.take)-1]; m++ {
+		for e.take[q] < m {
+			q++
+		}
+		e.plus.at(j - int(e.pending[m-1]))[q]++
 	}
 }
 
-func (e *opp) finish(W int) ([]int64, [][]int64) {
+func (e *opp) finish(W int) ([]int64, [][]int64, [][]int64) {
 	saved := make([]int64, len(e.ps))
 	for i := range e.ps {
 		saved[i] = e.saved[i] + e.open
 	}
-	return saved, e.prom
+	prefix := func(row []int64) []int64 {
+		out := make([]int64, len(row))
+		var s int64
+		for q, v := range row {
+			s += v
+			out[q] = s
+		}
+		return out
+	}
+	ident := func(row []int64) []int64 { return row }
+	plus := e.plus.mapRows(W, prefix)
+	minus := e.minus.mapRows(W, ident)
+	open := savedWindows(W, e.oplus.mapRows(W, ident), e.ominus.mapRows(W, ident), 0, 0)
+	perWin := make([][]int64, len(e.ps))
+	for q, i := range e.byRate {
+		perWin[i] = savedWindows(W, plus, minus, q, 0)
+		for w, v := range open {
+			perWin[i][w] += v
+		}
+	}
+	for i := range e.prom {
+		if e.prom[i] == nil {
+			e.prom[i] = []int64{}
+		}
+	}
+	return saved, e.prom, perWin
 }

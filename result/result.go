@@ -23,6 +23,28 @@ type Result struct {
 	Saved      int64   // S: saved page-windows
 	Alive      int64   // L: alive page-windows
 	PageSize   int64   // bytes
+
+	SavedPerWindow []int64 // pages alive and absent (reclaimed) in each window; sums to Saved
+	AlivePerWindow []int64 // pages alive in each window; sums to Alive
+}
+
+// Restrict returns the result restricted to windows [from, to): the
+// per-window arrays sliced, and S and L summed over those windows only. It is
+// how a setting is evaluated on part of a trace while the policy runs on the
+// whole of it.
+func (r *Result) Restrict(from, to int) *Result {
+	out := &Result{
+		Policy: r.Policy, Params: r.Params, PageSize: r.PageSize,
+		Promotions:     r.Promotions[from:to:to],
+		Accessed:       r.Accessed[from:to:to],
+		SavedPerWindow: r.SavedPerWindow[from:to:to],
+		AlivePerWindow: r.AlivePerWindow[from:to:to],
+	}
+	for w := from; w < to; w++ {
+		out.Saved += r.SavedPerWindow[w]
+		out.Alive += r.AlivePerWindow[w]
+	}
+	return out
 }
 
 // Windows returns W.

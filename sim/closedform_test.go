@@ -29,17 +29,20 @@ type cfGap struct {
 func (g cfGap) end() int { return g.start + g.idle + 1 }
 
 // cfGaps returns every gap of t, |A_w| per window and L.
-func cfGaps(t *trace.Trace) (gaps []cfGap, accessed []int64, alive int64) {
+func cfGaps(t *trace.Trace) (gaps []cfGap, accessed []int64, alive []int64) {
 	type life struct {
 		start, last, prior int
 	}
 	lives := map[trace.Page]*life{}
 	W := len(t.Windows)
 	accessed = make([]int64, W)
+	alive = make([]int64, W)
 	closeLife := func(p trace.Page, e int) {
 		l := lives[p]
 		gaps = append(gaps, cfGap{start: l.last, idle: e - l.last - 1, prior: l.prior})
-		alive += int64(e - l.start)
+		for w := l.start; w < e; w++ {
+			alive[w]++
+		}
 		delete(lives, p)
 	}
 	for w, win := range t.Windows {
@@ -82,8 +85,11 @@ func cfRun(t *trace.Trace, s policy.Setting) *result.Result {
 	W := len(t.Windows)
 	res := &result.Result{
 		Policy: s.Policy(), Params: s.Params(),
-		Promotions: make([]int64, W), Accessed: accessed, Alive: alive,
-		PageSize: int64(t.Header.PageSize),
+		Promotions: make([]int64, W), Accessed: accessed, AlivePerWindow: alive,
+		SavedPerWindow: make([]int64, W), PageSize: int64(t.Header.PageSize),
+	}
+	for _, a := range alive {
+		res.Alive += a
 	}
 	// delay returns when (i+delay) the gap is reclaimed, or -1 if never.
 	var delay func(g cfGap) int
@@ -148,6 +154,9 @@ func cfRun(t *trace.Trace, s policy.Setting) *result.Result {
 			continue
 		}
 		res.Saved += int64(g.idle - d)
+		for w := g.start + d + 1; w < g.end(); w++ {
+			res.SavedPerWindow[w]++
+		}
 		if g.closed {
 			res.Promotions[g.end()]++
 		}

@@ -65,6 +65,9 @@ func Run(t *trace.Trace, s policy.Setting) *result.Result {
 		Promotions: make([]int64, W),
 		Accessed:   make([]int64, W),
 		PageSize:   int64(t.Header.PageSize),
+
+		SavedPerWindow: make([]int64, W),
+		AlivePerWindow: make([]int64, W),
 	}
 	for w := range t.Windows {
 		evs[w] = windowEvents(&t.Windows[w])
@@ -98,9 +101,9 @@ func Run(t *trace.Trace, s policy.Setting) *result.Result {
 			if !p.alive {
 				continue
 			}
-			res.Alive++
+			res.AlivePerWindow[k]++
 			if !p.resident {
-				res.Saved++
+				res.SavedPerWindow[k]++
 			}
 		}
 		// 4. At the end of the window the policy may reclaim resident
@@ -133,6 +136,10 @@ func Run(t *trace.Trace, s policy.Setting) *result.Result {
 				p.next++
 			}
 		}
+	}
+	for k := range W {
+		res.Saved += res.SavedPerWindow[k]
+		res.Alive += res.AlivePerWindow[k]
 	}
 	return res
 }
