@@ -55,7 +55,13 @@ func windowEvents(w *trace.Window) events {
 }
 
 // Run simulates setting s on trace t.
-func Run(t *trace.Trace, s policy.Setting) *result.Result {
+func Run(t *trace.Trace, s policy.Setting) *result.Result { return RunObserved(t, s, nil) }
+
+// RunObserved is Run, calling reclaimed (if not nil) for every reclaim: the
+// page, the touch that started the gap, and the window at whose end the
+// page was reclaimed. mdk verify uses it to check the eviction-decisions and
+// eviction-times properties.
+func RunObserved(t *trace.Trace, s policy.Setting, reclaimed func(page uint32, start, at int)) *result.Result {
 	W := len(t.Windows)
 	pages := make([]page, len(t.Pages))
 	evs := make([]events, W)
@@ -125,6 +131,9 @@ func Run(t *trace.Trace, s policy.Setting) *result.Result {
 			}
 			if dec.Reclaim(&st) {
 				p.resident = false
+				if reclaimed != nil {
+					reclaimed(uint32(id), p.last, k)
+				}
 			}
 		}
 		// 5. Frees end lives after this window; a free of a page not alive

@@ -1,0 +1,31 @@
+package testutil
+
+// SpecRow is one row of SPEC section 4's worked example table.
+type SpecRow struct {
+	Spec       string
+	Promotions []int64 // per window 0..9
+	MaxPR      float64
+	Saved      int64 // S
+}
+
+// SpecAccessed is |A_w| of the worked example; SpecAlive is its L.
+var (
+	SpecAccessed       = []int64{3, 2, 2, 2, 1, 2, 1, 2, 1, 2}
+	SpecAlive    int64 = 51
+)
+
+// SpecTable is SPEC section 4's table, row by row, for the trace in
+// testdata/example.txt at the repository root.
+var SpecTable = []SpecRow{
+	{"age:A=1", []int64{0, 0, 1, 0, 0, 1, 0, 1, 0, 1}, 0.5, 24},
+	{"age:A=2", []int64{0, 0, 0, 0, 0, 1, 0, 1, 0, 1}, 0.5, 17},
+	{"age:A=3", []int64{0, 0, 0, 0, 0, 1, 0, 1, 0, 1}, 0.5, 11},
+	{"vmin:T=0", []int64{0, 0, 1, 0, 0, 1, 0, 1, 0, 1}, 0.5, 32},
+	{"vmin:T=2", []int64{0, 0, 0, 0, 0, 1, 0, 1, 0, 1}, 0.5, 29},
+	{"opp:r=25%", []int64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0, 18},
+	{"opp:r=50%", []int64{0, 0, 1, 0, 0, 1, 0, 1, 0, 1}, 0.5, 32},
+	{"paw:P=2,wait=1", []int64{0, 0, 1, 0, 0, 1, 0, 0, 0, 1}, 0.5, 21},
+	{"paw:P=4,wait=0", []int64{0, 1, 1, 0, 0, 1, 0, 0, 0, 1}, 0.5, 28},
+	{"pace:P=3,A=2", []int64{0, 1, 1, 0, 0, 1, 0, 1, 0, 1}, 0.5, 30},
+	{"pace:P=inf,A=2", []int64{0, 0, 0, 0, 0, 1, 0, 1, 0, 1}, 0.5, 17},
+}
