@@ -40,8 +40,8 @@ type Options struct {
 type engine interface {
 	// newWindow is called before window w's gaps.
 	newWindow(w int)
-	// gap adds one gap; feat is filled only if needsFeatures.
-	gap(g trace.Gap, feat *[6]int)
+	// gaps adds gaps in order; fs holds their features if needsFeatures.
+	gaps(gs []packedGap, fs [][6]int32)
 	// endWindow is called after window w's gaps, with |A_w|.
 	endWindow(w int, accessed int64)
 	// finish returns each setting's saved page-windows, per-window
@@ -52,29 +52,33 @@ type engine interface {
 }
 
 // Generate runs every setting over r in one pass and returns one result per
-// setting, in the order given.
+// setting, in the order given. Results share their Accessed and
+// AlivePerWindow slices (they are the trace's, the same for every setting);
+// treat them as read-only.
+//
+// The pass is a pipeline: one goroutine reads the trace and walks it into
+// gaps, in chunks of bounded size; the policies' engines consume every chunk
+// on up to GOMAXPROCS worker goroutines (each engine on one worker, so each
+// sees the gaps in order).
 func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, opts Options) ([]*result.Result, error) {
 	engines, slots, err := plan(settings)
 	if err != nil {
 		return nil, err
 	}
 	h := r.Header()
-	wk := trace.NewWalker()
-	var feats [][6]int32
 	needFeat := false
 	for _, e := range engines {
 		needFeat = needFeat || e.needsFeatures()
 	}
-	var f [6]int
+	p := newPipeline(engines, needFeat)
+	wk := trace.NewWalker()
+	var feats [][6]int32
 	wk.OnGap = func(g trace.Gap) {
+		var f *[6]int32
 		if needFeat {
-			for k, v := range feats[g.Page] {
-				f[k] = int(v)
-			}
+			f = &feats[g.Page]
 		}
-		for _, e := range engines {
-			e.gap(g, &f)
-		}
+		p.gap(g, f)
 	}
 	if needFeat {
 		wk.OnTouch = func(page uint32, t, prior int, born bool) {
@@ -96,28 +100,26 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err != nil {
+			p.stop()
 			return nil, err
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		for _, e := range engines {
-			e.newWindow(win.Index)
-		}
+		p.mark(markNew, win.Index, 0)
 		before := wk.Counts.AlivePageWins
 		wk.Window(win)
 		a := int64(len(win.Accessed))
 		accessed = append(accessed, a)
 		alive = append(alive, wk.Counts.AlivePageWins-before)
-		for _, e := range engines {
-			e.endWindow(win.Index, a)
-		}
+		p.mark(markEnd, win.Index, a)
 		if opts.Progress != nil {
 			opts.Progress(win.Index+1, h.Windows)
 		}
 	}
 	wk.Finish()
+	p.stop()
 	W := len(accessed)
 	out := make([]*result.Result, len(settings))
 	for ei, e := range engines {

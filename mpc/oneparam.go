@@ -1,6 +1,8 @@
 package mpc
 
 import (
+	"math"
+
 	"mdk/policy"
 	"mdk/trace"
 )
@@ -12,14 +14,16 @@ import (
 type oneParam struct {
 	ps    []policy.OneParam
 	axis  *floatAxis
-	n     int       // axis length
-	cnt   []int64   // cnt[k]: reclaimed gaps whose first non-reclaiming index is k
-	sum   []int64   // Σ idle of those gaps
-	prom  [][]int64 // prom[w][k]: closed reclaimed gaps ending in w, by k
-	plus  rows      // by window of the gap's start+1, then k
-	minus rows      // by window of the gap's end, then k
+	n     int // axis length
+	a     *acc
 	delay bool
 	feat  bool
+
+	// Fast path for families whose critical value is idle+off, a whole
+	// number (age: g, vmin: g-1): no interface call, no float.
+	idle  bool
+	off   int
+	iaxis *intAxis
 }
 
 func newOneParam(ps []policy.OneParam) *oneParam {
@@ -29,57 +33,58 @@ func newOneParam(ps []policy.OneParam) *oneParam {
 	}
 	e := &oneParam{ps: ps, axis: newFloatAxis(xs), delay: ps[0].DelayIsParam(), feat: ps[0].UsesFeatures()}
 	e.n = len(e.axis.vals)
-	e.cnt = make([]int64, e.n+1)
-	e.plus.width, e.minus.width = e.n+1, e.n+1
-	e.sum = make([]int64, e.n+1)
+	e.a = newAcc(e.n + 1)
+	switch ps[0].(type) {
+	case policy.AGE:
+		e.idle, e.off = true, 0
+	case policy.VMIN:
+		e.idle, e.off = true, -1
+	}
+	if e.idle {
+		ints := make([]int, len(e.axis.vals))
+		for i, x := range e.axis.vals {
+			ints[i] = int(x)
+		}
+		e.iaxis = newIntAxis(ints)
+	}
 	return e
 }
 
-func (e *oneParam) needsFeatures() bool { return e.feat }
-
-func (e *oneParam) newWindow(w int) { e.prom = append(e.prom, make([]int64, e.n+1)) }
-
-func (e *oneParam) gap(g trace.Gap, feat *[6]int) {
-	k := e.axis.countLE(e.ps[0].Critical(g, feat))
-	if k == 0 {
-		return
-	}
-	e.cnt[k]++
-	e.sum[k] += int64(g.Idle)
-	end := g.Start + g.Idle + 1
-	if g.Closed {
-		e.prom[end][k]++
-	}
-	e.plus.at(g.Start + 1)[k]++
-	e.minus.at(end)[k]++
-}
-
+func (e *oneParam) needsFeatures() bool  { return e.feat }
+func (e *oneParam) newWindow(w int)      { e.a.newWindow(w) }
 func (e *oneParam) endWindow(int, int64) {}
 
-func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
-	// Suffix sums: setting at axis index s reclaims the gaps added at k > s.
-	cnt := make([]int64, e.n)
-	sum := make([]int64, e.n)
-	var c, s int64
-	for k := e.n; k >= 1; k-- {
-		c += e.cnt[k]
-		s += e.sum[k]
-		cnt[k-1], sum[k-1] = c, s
+func (e *oneParam) gaps(gs []packedGap, fs [][6]int32) {
+	if e.idle {
+		for _, g := range gs {
+			if k := e.iaxis.countLE(int(g.idle) + e.off); k > 0 {
+				e.a.add(k, g)
+			}
+		}
+		return
 	}
-	proms := make([][]int64, e.n) // by axis index
-	for i := range proms {
-		proms[i] = make([]int64, W)
-	}
-	for w, row := range e.prom {
-		var p int64
-		for k := e.n; k >= 1; k-- {
-			p += row[k]
-			proms[k-1][w] = p
+	var f [6]int
+	p := e.ps[0]
+	for i, g := range gs {
+		if e.feat {
+			for j, v := range fs[i] {
+				f[j] = int(v)
+			}
+		}
+		if k := e.axis.countLE(p.Critical(g.unpack(), &f)); k > 0 {
+			e.a.add(k, g)
 		}
 	}
+}
+
+func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
+	// Suffix sums: the setting at axis index s reclaims the gaps added at
+	// k > s.
 	suffix := func(row []int64) []int64 { return suffix1(row, e.n) }
-	plus := e.plus.mapRows(W, suffix)
-	minus := e.minus.mapRows(W, suffix)
+	cnt, sum := suffix(e.a.cnt), suffix(e.a.sum)
+	proms := e.a.prom.mapRows(W, suffix)
+	plus := e.a.plus.mapRows(W, suffix)
+	minus := e.a.end.mapRows(W, suffix)
 	saved := make([]int64, len(e.ps))
 	out := make([][]int64, len(e.ps))
 	perWin := make([][]int64, len(e.ps))
@@ -91,8 +96,25 @@ func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
 			saved[i] -= int64(p.Param()) * cnt[a]
 			shift = int(p.Param())
 		}
-		out[i] = append([]int64(nil), proms[a]...)
+		out[i] = column(proms, a)
 		perWin[i] = savedWindows(W, plus, minus, a, shift)
 	}
 	return saved, out, perWin
+}
+
+// unpack returns the gap as a trace.Gap (without its page).
+func (g packedGap) unpack() trace.Gap {
+	prior := int(g.prior)
+	if g.prior < 0 {
+		prior = trace.Inf
+	}
+	return trace.Gap{Start: int(g.start), Idle: int(g.idle), Closed: g.closed, Prior: prior}
+}
+
+// priorOf returns the gap's prior reuse distance, trace.Inf if infinite.
+func priorOf(g packedGap) int {
+	if g.prior < 0 {
+		return math.MaxInt
+	}
+	return int(g.prior)
 }

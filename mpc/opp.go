@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"mdk/policy"
-	"mdk/trace"
 )
 
 // opp: every open gap with g >= 1 is reclaimed (by every setting); the
@@ -25,10 +24,10 @@ type opp struct {
 	pending []int32   // idle lengths of closed gaps (g >= 1) ending in the current window
 	prefix  []int64
 	take    []int64 // per position in byRate, for the current window
-	plus    rows    // by window, position in byRate: +1 where a reclaimed closed gap starts saving
-	minus   rows    // by window, position in byRate: reclaimed closed gaps ending there
-	oplus   rows    // by window: open gaps start saving (width 1)
-	ominus  rows    // by window: open gaps end
+	plus    table   // by window, position in byRate: +1 where a reclaimed closed gap starts saving
+	minus   table   // by window, position in byRate: reclaimed closed gaps ending there
+	oplus   table   // by window: open gaps start saving (width 1)
+	ominus  table   // by window: open gaps end
 }
 
 func newOPP(ps []policy.OPP) *opp {
@@ -47,25 +46,32 @@ func newOPP(ps []policy.OPP) *opp {
 		return 0
 	})
 	e.take = make([]int64, len(ps))
-	e.plus.width, e.minus.width = len(ps), len(ps)
-	e.oplus.width, e.ominus.width = 1, 1
+	e.plus, e.minus = newTable(len(ps)), newTable(len(ps))
+	e.oplus, e.ominus = newTable(1), newTable(1)
 	return e
 }
 
 func (e *opp) needsFeatures() bool { return false }
-func (e *opp) newWindow(int)       { e.pending = e.pending[:0] }
+func (e *opp) newWindow(w int) {
+	e.pending = e.pending[:0]
+	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
+		t.grow(w + 2)
+	}
+}
 
-func (e *opp) gap(g trace.Gap, _ *[6]int) {
-	if g.Idle < 1 {
-		return
+func (e *opp) gaps(gs []packedGap, _ [][6]int32) {
+	for _, g := range gs {
+		if g.idle < 1 {
+			continue
+		}
+		if !g.closed {
+			e.open += int64(g.idle)
+			e.oplus.data[g.start+1]++
+			e.ominus.data[g.start+g.idle+1]++
+			continue
+		}
+		e.pending = append(e.pending, g.idle)
 	}
-	if !g.Closed {
-		e.open += int64(g.Idle)
-		e.oplus.at(g.Start + 1)[0]++
-		e.ominus.at(g.Start + g.Idle + 1)[0]++
-		return
-	}
-	e.pending = append(e.pending, int32(g.Idle))
 }
 
 func (e *opp) endWindow(j int, accessed int64) {
@@ -85,7 +91,7 @@ func (e *opp) endWindow(j int, accessed int64) {
 		e.prefix = append(e.prefix, s)
 	}
 	n := int64(len(e.pending))
-	minus := e.minus.at(j)
+	minus := e.minus.row(j)
 	for q, i := range e.byRate {
 		t := min(e.ps[i].Budget(accessed), n)
 		e.take[q] = t
@@ -100,7 +106,7 @@ func (e *opp) endWindow(j int, accessed int64) {
 		for e.take[q] < m {
 			q++
 		}
-		e.plus.at(j - int(e.pending[m-1]))[q]++
+		e.plus.data[(j-int(e.pending[m-1]))*e.plus.width+q]++
 	}
 }
 

@@ -1,31 +1,37 @@
 package mpc
 
-// rows is a per-window table of fixed-width rows, grown on demand: a gap
-// may add to the row of a window that has not been read yet (a life freed in
-// window k ends at k+1).
-type rows struct {
+// table is a per-window table of fixed-width rows in one flat slice. A gap
+// adds to the rows of its start+1 and of its end, which are at most one
+// window past the window being read, so engines grow the table to w+2 rows
+// when window w begins (and the open gaps reported after the last window W-1
+// end at most at W).
+type table struct {
 	width int
-	data  [][]int64
+	data  []int64
 }
 
-func (r *rows) at(w int) []int64 {
-	for len(r.data) <= w {
-		r.data = append(r.data, make([]int64, r.width))
+func newTable(width int) table { return table{width: width} }
+
+// grow makes sure rows 0..n-1 exist.
+func (t *table) grow(n int) {
+	if need := n * t.width; len(t.data) < need {
+		t.data = append(t.data, make([]int64, need-len(t.data))...)
 	}
-	return r.data[w]
 }
 
-// mapRows applies f to every row of the first W windows (missing rows are
-// zero) and returns the results.
-func (r *rows) mapRows(W int, f func([]int64) []int64) [][]int64 {
+// row returns row w (zeros past the end).
+func (t *table) row(w int) []int64 {
+	if (w+1)*t.width > len(t.data) {
+		return make([]int64, t.width)
+	}
+	return t.data[w*t.width : (w+1)*t.width]
+}
+
+// mapRows applies f to each of the first W rows and returns the results.
+func (t *table) mapRows(W int, f func([]int64) []int64) [][]int64 {
 	out := make([][]int64, W)
-	zero := make([]int64, r.width)
 	for w := range out {
-		row := zero
-		if w < len(r.data) {
-			row = r.data[w]
-		}
-		out[w] = f(row)
+		out[w] = f(t.row(w))
 	}
 	return out
 }
@@ -54,4 +60,37 @@ func column(t [][]int64, c int) []int64 {
 		out[w] = t[w][c]
 	}
 	return out
+}
+
+// acc is what every engine accumulates per cell (a position on its
+// parameter axis or grid): the count and idle sum of the gaps added there,
+// and per window their promotions (closed gaps, in the window they end) and
+// the starts (start+1) and ends of their saved windows.
+type acc struct {
+	width           int
+	cnt, sum        []int64
+	prom, plus, end table
+}
+
+func newAcc(width int) *acc {
+	return &acc{width: width, cnt: make([]int64, width), sum: make([]int64, width),
+		prom: newTable(width), plus: newTable(width), end: newTable(width)}
+}
+
+func (a *acc) newWindow(w int) {
+	a.prom.grow(w + 2)
+	a.plus.grow(w + 2)
+	a.end.grow(w + 2)
+}
+
+// add adds a gap at cell c.
+func (a *acc) add(c int, g packedGap) {
+	a.cnt[c]++
+	a.sum[c] += int64(g.idle)
+	end := int(g.start+g.idle+1)*a.width + c
+	if g.closed {
+		a.prom.data[end]++
+	}
+	a.plus.data[int(g.start+1)*a.width+c]++
+	a.end.data[end]++
 }

@@ -1,0 +1,147 @@
+package mpc
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"mdk/trace"
+)
+
+// The pipeline hands gaps from the walking goroutine to the engines' worker
+// goroutines in chunks. A chunk holds up to chunkGaps gaps (16 bytes each,
+// plus 24 bytes of features when an engine needs them) and the window marks
+// interleaved with them; chunks are recycled, so the memory in flight is
+// bounded by chunks*chunkGaps whatever the trace.
+const (
+	chunkGaps = 1 << 15
+	chunks    = 4
+)
+
+// packedGap is a trace.Gap without its page, in 16 bytes.
+type packedGap struct {
+	start, idle, prior int32 // prior -1: infinite
+	closed             bool
+}
+
+const (
+	markNew = iota // engines' newWindow
+	markEnd        // engines' endWindow
+)
+
+type mark struct {
+	at       int // the mark applies before gaps[at]
+	kind     int
+	w        int
+	accessed int64
+}
+
+type chunk struct {
+	gaps  []packedGap
+	feats [][6]int32
+	marks []mark
+	refs  atomic.Int32
+}
+
+type pipeline struct {
+	workers  [][]engine
+	in       []chan *chunk
+	free     chan *chunk
+	cur      *chunk
+	needFeat bool
+	wg       sync.WaitGroup
+}
+
+func newPipeline(engines []engine, needFeat bool) *pipeline {
+	n := min(runtime.GOMAXPROCS(0), len(engines))
+	n = max(n, 1)
+	p := &pipeline{workers: make([][]engine, n), needFeat: needFeat, free: make(chan *chunk, chunks)}
+	for i, e := range engines {
+		p.workers[i%n] = append(p.workers[i%n], e)
+	}
+	for range chunks {
+		p.free <- &chunk{gaps: make([]packedGap, 0, chunkGaps)}
+	}
+	for _, es := range p.workers {
+		in := make(chan *chunk, chunks)
+		p.in = append(p.in, in)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for c := range in {
+				for _, e := range es {
+					c.apply(e)
+				}
+				if c.refs.Add(-1) == 0 {
+					c.gaps, c.feats, c.marks = c.gaps[:0], c.feats[:0], c.marks[:0]
+					p.free <- c
+				}
+			}
+		}()
+	}
+	p.cur = <-p.free
+	return p
+}
+
+// gap queues one gap; f is its features (nil unless needed).
+func (p *pipeline) gap(g trace.Gap, f *[6]int32) {
+	prior := int32(-1)
+	if g.Prior != trace.Inf {
+		prior = int32(g.Prior)
+	}
+	c := p.cur
+	c.gaps = append(c.gaps, packedGap{start: int32(g.Start), idle: int32(g.Idle), prior: prior, closed: g.Closed})
+	if p.needFeat {
+		c.feats = append(c.feats, *f)
+	}
+	if len(c.gaps) == chunkGaps {
+		p.flush()
+	}
+}
+
+func (p *pipeline) mark(kind, w int, accessed int64) {
+	p.cur.marks = append(p.cur.marks, mark{at: len(p.cur.gaps), kind: kind, w: w, accessed: accessed})
+}
+
+// flush sends the current chunk to every worker and takes a free one.
+func (p *pipeline) flush() {
+	c := p.cur
+	c.refs.Store(int32(len(p.in)))
+	for _, in := range p.in {
+		in <- c
+	}
+	p.cur = <-p.free
+}
+
+// stop sends what is queued and waits for the workers to finish.
+func (p *pipeline) stop() {
+	p.flush()
+	for _, in := range p.in {
+		close(in)
+	}
+	p.wg.Wait()
+}
+
+// apply feeds the chunk's gaps and marks, in order, to e.
+func (c *chunk) apply(e engine) {
+	gi := 0
+	run := func(end int) {
+		if end > gi {
+			var fs [][6]int32
+			if len(c.feats) > 0 {
+				fs = c.feats[gi:end]
+			}
+			e.gaps(c.gaps[gi:end], fs)
+			gi = end
+		}
+	}
+	for _, m := range c.marks {
+		run(m.at)
+		if m.kind == markNew {
+			e.newWindow(m.w)
+		} else {
+			e.endWindow(m.w, m.accessed)
+		}
+	}
+	run(len(c.gaps))
+}
