@@ -1,0 +1,66 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+
+	"mdk/gbdt"
+	"mdk/trace"
+)
+
+// LOPP is the learned policy L-OPP (SPEC section 2): right after a touch, it
+// reclaims the page when the model's score for the touch's features is at
+// least Theta. Features are PageState.Features: the life's last six prior
+// reuse distances, most recent first, -1 where missing. The model is trained
+// (package lopp) to predict whether OPP would reclaim the gap; Theta in [0, 1]
+// sweeps the curve: 0 reclaims after every touch, values above every score
+// reclaim nothing.
+//
+// Model must be set, with 6 features ([LOPP.Validate]); it is shared, not
+// copied, by every decider.
+type LOPP struct {
+	Theta float64
+	Model *gbdt.Model
+}
+
+func (p LOPP) Policy() string             { return "lopp" }
+func (p LOPP) Params() string             { return "theta=" + strconv.FormatFloat(p.Theta, 'g', -1, 64) }
+func (p LOPP) NewDecider([]int64) Decider { return p }
+
+// Reclaim reclaims at the end of the touch's window if the score is >= Theta.
+func (p LOPP) Reclaim(s *PageState) bool {
+	return s.Now == s.LastTouch && p.Score(&s.Features) >= p.Theta
+}
+
+// Score returns the model's score for a touch's features.
+func (p LOPP) Score(f *[6]int) float64 {
+	var x [6]float64
+	for i, v := range f {
+		x[i] = float64(v)
+	}
+	return p.Model.Score(x[:])
+}
+
+// Validate reports whether the setting can run: a model with 6 features and
+// Theta in [0, 1].
+func (p LOPP) Validate() error {
+	switch {
+	case p.Model == nil:
+		return fmt.Errorf("policy lopp: no model")
+	case p.Model.NumFeatures() != 6:
+		return fmt.Errorf("policy lopp: the model takes %d features: want 6 (the last six prior reuse distances)", p.Model.NumFeatures())
+	case !(p.Theta >= 0 && p.Theta <= 1):
+		return fmt.Errorf("policy lopp: theta %g: want in [0, 1]", p.Theta)
+	}
+	return nil
+}
+
+// Param, Critical, DelayIsParam and UsesFeatures make LOPP a [OneParam]: a
+// setting reclaims a gap exactly when Theta <= the score of its touch, so
+// the score is the critical value.
+func (p LOPP) Param() float64                          { return p.Theta }
+func (p LOPP) Critical(_ trace.Gap, f *[6]int) float64 { return p.Score(f) }
+func (p LOPP) DelayIsParam() bool                      { return false }
+func (p LOPP) UsesFeatures() bool                      { return true }
+
+var _ OneParam = LOPP{}
