@@ -1,0 +1,210 @@
+// Package lopp owns the training data of the learned policy L-OPP (SPEC
+// section 2): one row per touch of every life, its features and its label.
+//
+//   - Features: the life's last six prior reuse distances at the touch, most
+//     recent first, -1 where missing. A life's first touch has prior reuse
+//     distance ∞, which counts as missing, so its features are all -1; the
+//     second touch's are (d, -1, -1, -1, -1, -1), and so on. [Next] computes
+//     them; the simulator's PageState.Features follows the same rule.
+//   - Label: whether OPP at a target rate (default 2%, 20000 ppm) reclaims
+//     the gap that starts at the touch. Every open gap with g >= 1 is
+//     reclaimed; of the closed gaps with g >= 1 ending in window j, the
+//     B_j = ppm*|A_j| div 1e6 longest are. Gaps of equal length ending in the
+//     same window start in the same window; among those, lower dense page
+//     IDs are taken first.
+//
+// [Dataset] reads a trace once, streaming, with a [trace.Walker]. To keep a
+// training part honest it can stop at a window: the trace is then labelled
+// as if it ended there.
+package lopp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"mdk/trace"
+)
+
+// NumFeatures is the number of features of a touch.
+const NumFeatures = 6
+
+// Missing is the value of a feature that does not exist.
+const Missing = -1
+
+// DefaultPPM is the default OPP target of the labels: 2%.
+const DefaultPPM = 20000
+
+// Next returns the features of a touch with prior reuse distance prior
+// (trace.Inf on a life's first touch), given the features f of the previous
+// touch of the same life (ignored on a first touch).
+func Next(f [NumFeatures]int, prior int) [NumFeatures]int {
+	if prior == trace.Inf {
+		return [NumFeatures]int{Missing, Missing, Missing, Missing, Missing, Missing}
+	}
+	copy(f[1:], f[:NumFeatures-1])
+	f[0] = prior
+	return f
+}
+
+// Span is a range of windows [From, To). To < 0 means the end of the trace.
+type Span struct{ From, To int }
+
+// All is every window of a trace.
+var All = Span{0, -1}
+
+// String formats s as "A..B" (B exclusive), or "A.." when it runs to the end.
+func (s Span) String() string {
+	if s.To < 0 {
+		return fmt.Sprintf("%d..", s.From)
+	}
+	return fmt.Sprintf("%d..%d", s.From, s.To)
+}
+
+// Data is a labelled data set: row i is the touch of page Page[i] in window
+// Window[i], its features X[i*NumFeatures : (i+1)*NumFeatures] and its label
+// Y[i]. Rows are in the order of touches: by window, then as the
+// [trace.Walker] reports them.
+type Data struct {
+	Span    Span // the windows asked for
+	PPM     int64
+	Windows int // windows read: Span.To, or the trace's length if shorter
+
+	X      []float64
+	Y      []bool
+	Window []int32
+	Page   []uint32
+	// Idle and Closed describe the gap after the touch, in the trace as
+	// read (up to Windows): OPP saves Idle page-windows when Y is true.
+	Idle   []int32
+	Closed []bool
+}
+
+// Len returns the number of rows.
+func (d *Data) Len() int { return len(d.Y) }
+
+// Row returns the features of row i.
+func (d *Data) Row(i int) []float64 { return d.X[i*NumFeatures : (i+1)*NumFeatures] }
+
+// Positives returns the number of rows labelled true.
+func (d *Data) Positives() int {
+	n := 0
+	for _, y := range d.Y {
+		if y {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrSpan is wrapped by errors about a bad window range.
+var ErrSpan = errors.New("lopp: bad window range")
+
+// Dataset reads the trace r and returns one row for every touch in a window
+// of span, labelled by OPP at ppm parts per million.
+//
+// Only windows before span.To are read: the lives still alive there end at
+// span.To, so their last gaps are open. Nothing after span.To affects any
+// row, which keeps a model trained on span blind to the windows after it.
+// Touches before span.From are read for their history (features) and for
+// OPP's budgets, but give no rows.
+func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
+	if ppm < 0 || ppm > 1_000_000 {
+		return nil, fmt.Errorf("lopp: rate %d ppm: want 0..1000000", ppm)
+	}
+	if span.From < 0 || (span.To >= 0 && span.To < span.From) {
+		return nil, fmt.Errorf("%w: %v", ErrSpan, span)
+	}
+	d := &Data{Span: span, PPM: ppm}
+	var (
+		feat []([NumFeatures]int)
+		row  []int32 // row of the page's last touch; -1 if outside span
+		cand []candidate
+	)
+	in := func(w int) bool { return w >= span.From && (span.To < 0 || w < span.To) }
+	wk := trace.NewWalker()
+	// 1. Every touch: update the life's features; in span, add a row
+	//    labelled false for now.
+	wk.OnTouch = func(page uint32, t, prior int, born bool) {
+		feat[page] = Next(feat[page], prior)
+		if !in(t) {
+			row[page] = -1
+			return
+		}
+		row[page] = int32(len(d.Y))
+		for _, v := range feat[page] {
+			d.X = append(d.X, float64(v))
+		}
+		d.Y = append(d.Y, false)
+		d.Window = append(d.Window, int32(t))
+		d.Page = append(d.Page, page)
+		d.Idle = append(d.Idle, 0)
+		d.Closed = append(d.Closed, false)
+	}
+	// 2. Every gap, as it becomes known (before the touch that closes it):
+	//    record its length; an open gap with g >= 1 is reclaimed; a closed
+	//    one with g >= 1 competes for the budget of its ending window.
+	wk.OnGap = func(g trace.Gap) {
+		k := row[g.Page]
+		if k >= 0 {
+			d.Idle[k] = int32(g.Idle)
+			d.Closed[k] = g.Closed
+		}
+		if g.Idle < 1 {
+			return
+		}
+		if !g.Closed {
+			if k >= 0 {
+				d.Y[k] = true
+			}
+			return
+		}
+		cand = append(cand, candidate{page: g.Page, idle: int32(g.Idle), row: k})
+	}
+	for {
+		if span.To >= 0 && wk.Windows() == span.To {
+			break
+		}
+		w, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lopp: %w", err)
+		}
+		for range w.New {
+			feat = append(feat, [NumFeatures]int{})
+			row = append(row, -1)
+		}
+		wk.Window(w)
+		// 3. Window j = w.Index is walked: every closed gap ending in it is
+		//    known. The B_j longest are reclaimed (ties: lower page ID).
+		budget := ppm * int64(len(w.Accessed)) / 1_000_000
+		if int64(len(cand)) > budget {
+			slices.SortFunc(cand, func(a, b candidate) int {
+				if a.idle != b.idle {
+					return int(b.idle - a.idle)
+				}
+				return int(int64(a.page) - int64(b.page))
+			})
+			cand = cand[:budget]
+		}
+		for _, c := range cand {
+			if c.row >= 0 {
+				d.Y[c.row] = true
+			}
+		}
+		cand = cand[:0]
+	}
+	// 4. Lives alive at the end of what was read end there: open gaps.
+	wk.Finish()
+	d.Windows = wk.Windows()
+	return d, nil
+}
+
+type candidate struct {
+	page uint32
+	idle int32
+	row  int32
+}

@@ -1,0 +1,248 @@
+package lopp
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"mdk/internal/testutil"
+	"mdk/trace"
+)
+
+type key struct {
+	w    int
+	page uint32
+}
+
+type bfRow struct {
+	feat   [NumFeatures]int
+	idle   int
+	closed bool
+	label  bool
+}
+
+// bruteForce labels the first W windows of tr straight from SPEC sections 1
+// and 2, without the Walker: it collects the touch windows of every life,
+// derives gaps and prior reuse distances from them, and runs OPP's selection
+// window by window.
+func bruteForce(tr *trace.Trace, W int, ppm int64) map[key]*bfRow {
+	type life struct {
+		page    uint32
+		touches []int
+		end     int
+	}
+	var lives []*life
+	alive := map[uint32]*life{}
+	for w := 0; w < W; w++ {
+		win := tr.Windows[w]
+		for p := uint32(0); p < uint32(len(tr.Pages)); p++ {
+			acc, born, freed := slices.Contains(win.Accessed, p), slices.Contains(win.Born, p), slices.Contains(win.Freed, p)
+			l := alive[p]
+			switch {
+			case acc && l != nil:
+				l.touches = append(l.touches, w)
+			case acc || (born && l == nil):
+				l = &life{page: p, touches: []int{w}, end: -1}
+				lives = append(lives, l)
+				alive[p] = l
+			}
+			if freed && l != nil {
+				l.end = w + 1
+				delete(alive, p)
+			}
+		}
+	}
+	rows := map[key]*bfRow{}
+	type gap struct {
+		r    *bfRow
+		page uint32
+		idle int
+	}
+	ending := map[int][]gap{}
+	for _, l := range lives {
+		if l.end < 0 {
+			l.end = W
+		}
+		for m, t := range l.touches {
+			r := &bfRow{}
+			for k := range NumFeatures {
+				r.feat[k] = -1
+				if m-k >= 1 {
+					r.feat[k] = l.touches[m-k] - l.touches[m-k-1]
+				}
+			}
+			if m+1 < len(l.touches) {
+				r.idle, r.closed = l.touches[m+1]-t-1, true
+				if r.idle >= 1 {
+					ending[l.touches[m+1]] = append(ending[l.touches[m+1]], gap{r, l.page, r.idle})
+				}
+			} else {
+				r.idle = l.end - t - 1
+				r.label = r.idle >= 1
+			}
+			rows[key{t, l.page}] = r
+		}
+	}
+	for j, gs := range ending {
+		budget := int(ppm * int64(len(tr.Windows[j].Accessed)) / 1_000_000)
+		slices.SortFunc(gs, func(a, b gap) int {
+			if a.idle != b.idle {
+				return b.idle - a.idle
+			}
+			return int(a.page) - int(b.page)
+		})
+		for _, g := range gs[:min(budget, len(gs))] {
+			g.r.label = true
+		}
+	}
+	return rows
+}
+
+func TestDatasetBruteForce(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 1))
+	positives, rows := 0, 0
+	for iter := range 500 {
+		tr := testutil.RandomTrace(rng)
+		W := len(tr.Windows)
+		ppm := []int64{0, 20000, 250000, 500000, 1_000_000, rng.Int64N(1_000_001)}[rng.IntN(6)]
+		span := All
+		switch rng.IntN(3) {
+		case 1:
+			span.From = rng.IntN(W + 1)
+		case 2:
+			span.From = rng.IntN(W + 1)
+			span.To = span.From + rng.IntN(W-span.From+1)
+		}
+		name := fmt.Sprintf("trace %d ppm %d span %v", iter, ppm, span)
+		d, err := Dataset(tr.NewReader(), ppm, span)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		read := W
+		if span.To >= 0 {
+			read = span.To
+		}
+		if d.Windows != read {
+			t.Errorf("%s: %d windows read, want %d", name, d.Windows, read)
+		}
+		want := bruteForce(tr, read, ppm)
+		n := 0
+		for k := range want {
+			if k.w >= span.From {
+				n++
+			}
+		}
+		if d.Len() != n {
+			t.Errorf("%s: %d rows, want %d", name, d.Len(), n)
+		}
+		for i := range d.Len() {
+			k := key{int(d.Window[i]), d.Page[i]}
+			r := want[k]
+			if r == nil {
+				t.Errorf("%s: row %d: no touch of page %d in window %d", name, i, k.page, k.w)
+				continue
+			}
+			var feat [NumFeatures]int
+			for f, v := range d.Row(i) {
+				feat[f] = int(v)
+			}
+			if feat != r.feat || int(d.Idle[i]) != r.idle || d.Closed[i] != r.closed || d.Y[i] != r.label {
+				t.Errorf("%s: page %d window %d: features %v idle %d closed %v label %v; want %v %d %v %v",
+					name, k.page, k.w, feat, d.Idle[i], d.Closed[i], d.Y[i], r.feat, r.idle, r.closed, r.label)
+			}
+			if i > 0 && d.Window[i] < d.Window[i-1] {
+				t.Errorf("%s: row %d out of window order", name, i)
+			}
+		}
+		positives += d.Positives()
+		rows += d.Len()
+	}
+	if positives == 0 || positives == rows {
+		t.Errorf("random traces gave %d positive labels of %d: the test exercises nothing", positives, rows)
+	}
+}
+
+// TestExample checks OPP's savings on SPEC section 4's worked example: the
+// gaps labelled true save 18 page-windows at r = 25% and 32 at r = 50%.
+func TestExample(t *testing.T) {
+	for _, tc := range []struct {
+		ppm  int64
+		want int
+	}{{250000, 18}, {500000, 32}} {
+		r, c, err := trace.Open("../testdata/example.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Dataset(r, tc.ppm, All)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := 0
+		for i, y := range d.Y {
+			if y {
+				saved += int(d.Idle[i])
+			}
+		}
+		if saved != tc.want {
+			t.Errorf("ppm %d: labelled gaps save %d, want %d (SPEC section 4)", tc.ppm, saved, tc.want)
+		}
+	}
+}
+
+func TestNext(t *testing.T) {
+	f := Next([NumFeatures]int{9, 9, 9, 9, 9, 9}, trace.Inf)
+	if f != [NumFeatures]int{-1, -1, -1, -1, -1, -1} {
+		t.Fatalf("first touch: %v", f)
+	}
+	for _, d := range []int{3, 1, 4, 1, 5, 9, 2} {
+		f = Next(f, d)
+	}
+	if want := [NumFeatures]int{2, 9, 5, 1, 4, 1}; f != want {
+		t.Errorf("after 3 1 4 1 5 9 2: %v, want %v", f, want)
+	}
+}
+
+type failReader struct {
+	trace.Reader
+	after int
+}
+
+func (f *failReader) Read() (*trace.Window, error) {
+	if f.after == 0 {
+		return nil, errors.New("x.bin: byte 42: corrupt")
+	}
+	f.after--
+	return f.Reader.Read()
+}
+
+func TestDatasetErrors(t *testing.T) {
+	tr := testutil.RandomTrace(testutil.Rand(3))
+	for _, tc := range []struct {
+		name string
+		r    trace.Reader
+		ppm  int64
+		span Span
+		want string
+	}{
+		{"rate", tr.NewReader(), 1_000_001, All, "rate 1000001 ppm"},
+		{"negative rate", tr.NewReader(), -1, All, "rate -1 ppm"},
+		{"from", tr.NewReader(), 0, Span{-1, 3}, "bad window range: -1..3"},
+		{"to", tr.NewReader(), 0, Span{4, 3}, "bad window range: 4..3"},
+		{"reader", &failReader{tr.NewReader(), 0}, 0, All, "byte 42"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Dataset(tc.r, tc.ppm, tc.span)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+	// A span past the end reads what there is.
+	d, err := Dataset(tr.NewReader(), 0, Span{0, len(tr.Windows) + 5})
+	if err != nil || d.Windows != len(tr.Windows) {
+		t.Errorf("span past the end: %v, %d windows read of %d", err, d.Windows, len(tr.Windows))
+	}
+}
