@@ -1,0 +1,306 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"mdk/mpc"
+	"mdk/policy"
+	"mdk/result"
+	"mdk/trace"
+)
+
+// DefaultPolicies are the policies tuned when Config.Policies is empty, each
+// over its default grid. lopp is not among them: it needs a trained model.
+var DefaultPolicies = []string{"age", "vmin", "opp", "paw", "pace"}
+
+// Input is one trace, read once.
+type Input struct {
+	Name   string // how outputs refer to it: usually its path
+	Reader trace.Reader
+}
+
+// Config is one tuning job. Give either Traces (a window split) or Train and
+// Eval (a trace split).
+type Config struct {
+	SLO SLO
+	// Policies are policy specs (SPEC section 5): a bare name is the
+	// policy's default grid. Empty means DefaultPolicies.
+	Policies []string
+
+	// Window split: every trace of Traces is cut into training windows
+	// TrainWindows and evaluation windows EvalWindows. Nil TrainWindows and
+	// EvalWindows mean the first floor(W/2) windows train and the others
+	// evaluate; one of them nil means the windows outside the other.
+	Traces                    []Input
+	TrainWindows, EvalWindows *Range
+
+	// Trace split: whole traces, several runs of the same job.
+	Train, Eval []Input
+
+	// Progress, if set, is called after every window of every trace with
+	// the trace's name, the windows done and the total (0 if unknown).
+	Progress func(name string, done, total int)
+}
+
+// Report is the outcome of [Run]: what was used for what, and for every
+// policy the setting chosen on the training part and how it does on the
+// evaluation part. It encodes to JSON with stable snake_case keys.
+type Report struct {
+	SLO      SLO      `json:"slo"`
+	Window   Duration `json:"window"` // the traces' window length
+	Train    Part     `json:"train"`
+	Eval     Part     `json:"eval"`
+	Policies []Choice `json:"policies"`
+	// OPP is the yardstick: OPP's best setting at the SLO, chosen on the
+	// evaluation part itself. Nil if no OPP setting meets the SLO there.
+	OPP      *Yardstick `json:"opp_yardstick"`
+	Warnings []string   `json:"warnings"`
+}
+
+// Choice is one policy's tuned setting.
+type Choice struct {
+	Policy   string `json:"policy"`
+	Settings int    `json:"settings"` // grid size tried
+	// Params is the chosen setting (spec syntax without the name), "" when
+	// no setting meets the SLO on the training part (Found false).
+	Params string   `json:"params"`
+	Found  bool     `json:"found"`
+	Train  *Metrics `json:"train"` // nil when not Found
+	Eval   *Metrics `json:"eval"`  // nil when not Found
+	// OPPHeadroom is the yardstick's evaluation savings minus this
+	// setting's evaluation savings (0.05 = 5 points); set when both exist.
+	OPPHeadroom    float64 `json:"opp_headroom"`
+	HasOPPHeadroom bool    `json:"has_opp_headroom"`
+}
+
+// Metrics are one setting's metrics on one part (pooled over its segments).
+type Metrics struct {
+	Stat             float64 `json:"stat"` // the SLO's statistic
+	Savings          float64 `json:"savings"`
+	SavedPageWindows int64   `json:"saved_page_windows"`
+	AlivePageWindows int64   `json:"alive_page_windows"`
+	Promotions       int64   `json:"promotions"`
+	Windows          int     `json:"windows"`
+	// BrokenWindows counts the windows whose promotion rate exceeds the
+	// SLO's bound (whatever the statistic).
+	BrokenWindows int `json:"broken_windows"`
+	// MeetsSLO reports whether Stat is within the bound.
+	MeetsSLO bool `json:"meets_slo"`
+}
+
+// Yardstick is OPP's best setting on the evaluation part.
+type Yardstick struct {
+	Params   string   `json:"params"`
+	Settings int      `json:"settings"`
+	Eval     *Metrics `json:"eval"`
+	Note     string   `json:"note"`
+}
+
+// YardstickNote says what the yardstick is.
+const YardstickNote = "OPP (an oracle) with its best setting chosen on the evaluation part itself: the optimum there, not a tuned setting"
+
+// Duration is a time.Duration that encodes to JSON as a string ("30s").
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + trace.FormatDuration(time.Duration(d)) + `"`), nil
+}
+
+// input is one trace after its run.
+type input struct {
+	Input
+	runs   []*result.Result // by setting
+	train  []Range
+	eval   []Range
+	isEval bool // trace split: the trace evaluates (else it trains)
+}
+
+// Run runs every setting over every trace, chooses each policy's setting on
+// the training part and reports it on the evaluation part.
+//
+//  1. Check the split and that the traces share one window length; parse
+//     the policy specs with it.
+//  2. Run every setting, plus OPP's grid and OPP at the SLO's bound for the
+//     yardstick, over each whole trace in one pass (mpc.Generate).
+//  3. Cut each run into the training and evaluation segments and pool them.
+//  4. For each policy, pick the best setting on the pooled training results
+//     (mpc.Best) and measure it on the pooled evaluation results.
+//  5. Pick OPP's best setting on the pooled evaluation results.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	// 1.
+	if _, ok := result.ParseStat(string(cfg.SLO.Stat)); !ok {
+		return nil, fmt.Errorf("tune: unknown statistic %q (known: %s)", cfg.SLO.Stat, statNames())
+	}
+	var ins []*input
+	switch {
+	case len(cfg.Traces) > 0 && (len(cfg.Train) > 0 || len(cfg.Eval) > 0):
+		return nil, errors.New("tune: give either traces to split by windows or train and eval traces, not both")
+	case len(cfg.Traces) > 0:
+		for _, in := range cfg.Traces {
+			ins = append(ins, &input{Input: in})
+		}
+	case len(cfg.Train) == 0 && len(cfg.Eval) == 0:
+		return nil, errors.New("tune: no traces")
+	case len(cfg.Train) == 0 || len(cfg.Eval) == 0:
+		return nil, errors.New("tune: a trace split needs at least one train trace and one eval trace")
+	case cfg.TrainWindows != nil || cfg.EvalWindows != nil:
+		return nil, errors.New("tune: train or eval windows apply to a window split, not to train and eval traces")
+	default:
+		for _, in := range cfg.Train {
+			ins = append(ins, &input{Input: in})
+		}
+		for _, in := range cfg.Eval {
+			ins = append(ins, &input{Input: in, isEval: true})
+		}
+	}
+	rep := &Report{SLO: cfg.SLO, Warnings: []string{}}
+	window := ins[0].Reader.Header().Window
+	rep.Window = Duration(window)
+	for _, in := range ins[1:] {
+		if w := in.Reader.Header().Window; w != window {
+			return nil, fmt.Errorf("tune: %s has %s windows but %s has %s: tuning needs runs with one window length",
+				in.Name, trace.FormatDuration(w), ins[0].Name, trace.FormatDuration(window))
+		}
+	}
+	if len(cfg.Traces) == 0 {
+		seen := map[string]bool{}
+		for _, in := range ins {
+			if in.isEval && seen[in.Name] {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s is both a train and an eval trace: the evaluation is not on unseen data", in.Name))
+			}
+			seen[in.Name] = seen[in.Name] || !in.isEval
+		}
+	}
+	specs := cfg.Policies
+	if len(specs) == 0 {
+		specs = DefaultPolicies
+	}
+	var settings []policy.Setting
+	for _, s := range specs {
+		ss, err := policy.Parse(s, window)
+		if err != nil {
+			return nil, err
+		}
+		settings = append(settings, ss...)
+	}
+	// The policies' indexes in settings, grouped by name in first-seen order.
+	var names []string
+	groups := map[string][]int{}
+	for i, s := range settings {
+		if _, ok := groups[s.Policy()]; !ok {
+			names = append(names, s.Policy())
+		}
+		groups[s.Policy()] = append(groups[s.Policy()], i)
+	}
+	yard := len(settings)
+	settings = append(settings, policy.DefaultGrid("opp", window)...)
+	settings = append(settings, policy.OPP{PPM: cfg.SLO.PPM})
+
+	// 2. and 3.
+	for _, in := range ins {
+		var opts mpc.Options
+		if cfg.Progress != nil {
+			name := in.Name
+			opts.Progress = func(done, total int) { cfg.Progress(name, done, total) }
+		}
+		runs, err := mpc.Generate(ctx, in.Reader, settings, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		in.runs = runs
+		w := runs[0].Windows()
+		if w == 0 {
+			return nil, fmt.Errorf("tune: %s has no windows", in.Name)
+		}
+		switch {
+		case len(cfg.Traces) > 0:
+			tr, ev, overlap, err := windowSplit(in.Name, w, cfg.TrainWindows, cfg.EvalWindows)
+			if err != nil {
+				return nil, fmt.Errorf("tune: %w", err)
+			}
+			if overlap != nil {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: train and eval windows overlap (windows %s): the evaluation is not on unseen data", in.Name, overlap))
+			}
+			in.train, in.eval = tr, ev
+		case in.isEval:
+			in.eval = []Range{{0, w - 1}}
+		default:
+			in.train = []Range{{0, w - 1}}
+		}
+		for _, r := range in.train {
+			rep.Train.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
+		}
+		for _, r := range in.eval {
+			rep.Eval.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
+		}
+	}
+	part := func(k int, eval bool) *result.Result {
+		var rs []*result.Result
+		for _, in := range ins {
+			rngs := in.train
+			if eval {
+				rngs = in.eval
+			}
+			for _, r := range rngs {
+				rs = append(rs, in.runs[k].Restrict(r.First, r.Last+1))
+			}
+		}
+		return pool(rs)
+	}
+	measure := func(r *result.Result) *Metrics {
+		return &Metrics{
+			Stat:             r.Stat(cfg.SLO.Stat),
+			Savings:          r.Savings(),
+			SavedPageWindows: r.Saved,
+			AlivePageWindows: r.Alive,
+			Promotions:       r.TotalPromotions(),
+			Windows:          r.Windows(),
+			BrokenWindows:    cfg.SLO.BrokenWindows(r),
+			MeetsSLO:         cfg.SLO.Meets(r),
+		}
+	}
+	// best returns the index in settings of the best of idx on a part, or -1.
+	best := func(idx []int, eval bool) int {
+		rs := make([]*result.Result, len(idx))
+		for i, k := range idx {
+			rs[i] = part(k, eval)
+		}
+		b := mpc.Best(rs, cfg.SLO.Stat, cfg.SLO.Bound())
+		for i, r := range rs {
+			if r == b {
+				return idx[i]
+			}
+		}
+		return -1
+	}
+
+	// 5. (first, for the headroom)
+	var yidx []int
+	for k := yard; k < len(settings); k++ {
+		yidx = append(yidx, k)
+	}
+	if k := best(yidx, true); k >= 0 {
+		rep.OPP = &Yardstick{Params: settings[k].Params(), Settings: len(yidx), Eval: measure(part(k, true)), Note: YardstickNote}
+	}
+
+	// 4.
+	for _, name := range names {
+		idx := groups[name]
+		c := Choice{Policy: name, Settings: len(idx)}
+		if k := best(idx, false); k >= 0 {
+			c.Found = true
+			c.Params = settings[k].Params()
+			c.Train = measure(part(k, false))
+			c.Eval = measure(part(k, true))
+			if rep.OPP != nil {
+				c.OPPHeadroom = rep.OPP.Eval.Savings - c.Eval.Savings
+				c.HasOPPHeadroom = true
+			}
+		}
+		rep.Policies = append(rep.Policies, c)
+	}
+	return rep, nil
+}
