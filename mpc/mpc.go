@@ -159,6 +159,13 @@ func plan(settings []policy.Setting) ([]engine, [][]int, error) {
 		}
 		g.idx = append(g.idx, i)
 	}
+	for _, s := range settings {
+		if v, ok := s.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	var engines []engine
 	var slots [][]int
 	for _, name := range order {

@@ -164,3 +164,13 @@ func paceGrid(window time.Duration) []Setting {
 	}
 	return out
 }
+
+// loppGrid sweeps theta from 0 to 1 in steps of 0.02 (51 settings); the
+// settings have no model until [AttachModel].
+func loppGrid(time.Duration) []Setting {
+	out := make([]Setting, 0, 51)
+	for i := 0; i <= 50; i++ {
+		out = append(out, LOPP{Theta: float64(i) / 50})
+	}
+	return out
+}

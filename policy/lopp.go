@@ -64,3 +64,23 @@ func (p LOPP) DelayIsParam() bool                      { return false }
 func (p LOPP) UsesFeatures() bool                      { return true }
 
 var _ OneParam = LOPP{}
+
+// AttachModel gives every LOPP setting in ss the model m and checks it. It is
+// an error if ss holds an LOPP setting and m is nil.
+func AttachModel(ss []Setting, m *gbdt.Model) error {
+	for i, s := range ss {
+		l, ok := s.(LOPP)
+		if !ok {
+			continue
+		}
+		if m == nil {
+			return fmt.Errorf("policy lopp needs a model: give one with --model FILE (train it with mdk lopp train)")
+		}
+		l.Model = m
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		ss[i] = l
+	}
+	return nil
+}

@@ -106,6 +106,13 @@ var defs = []*Def{
 		New:  func(v []Value) Setting { return PACE{P: v[0].Windows, A: v[1].Windows} },
 		Grid: paceGrid,
 	},
+	{
+		// The model is not part of the spec: [AttachModel] sets it.
+		Name: "lopp",
+		Keys: []Key{{Name: "theta", Kind: Float, Min: 0, Max: 1}},
+		New:  func(v []Value) Setting { return LOPP{Theta: v[0].Float} },
+		Grid: loppGrid,
+	},
 }
 
 // DefaultWait is paw's default wait for a window length: 60 s in windows,

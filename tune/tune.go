@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mdk/gbdt"
 	"time"
 
 	"mdk/mpc"
@@ -43,6 +44,9 @@ type Config struct {
 	// Progress, if set, is called after every window of every trace with
 	// the trace's name, the windows done and the total (0 if unknown).
 	Progress func(name string, done, total int)
+
+	// Model is L-OPP's model, needed when Policies include lopp.
+	Model *gbdt.Model
 }
 
 // Report is the outcome of [Run]: what was used for what, and for every
@@ -185,6 +189,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		settings = append(settings, ss...)
+	}
+	if err := policy.AttachModel(settings, cfg.Model); err != nil {
+		return nil, err
 	}
 	// The policies' indexes in settings, grouped by name in first-seen order.
 	var names []string

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"mdk/gen"
+	"mdk/mpc"
+	"mdk/result"
+)
+
+func newDemoCmd(e *env) *cobra.Command {
+	var dir string
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Compute the curves of every policy on a generated default trace",
+		Long: `Demo shows mdk's main job in a few seconds, without any input: it
+generates the default synthetic trace (mdk gen's mix model: hot/warm/cold
+pages, periodic scans, phase shifts and page churn; 2 hours of 30 s windows),
+computes the memory performance curves of every policy's default grid in one
+pass, writes them as CSV and SVG into DIR, and prints each policy's best
+setting at promotion-rate targets of 0.5%, 1%, 2% and 5% of max_pr.`,
+		Example: `  mdk demo
+  mdk demo --dir /tmp/mdk-demo --seed 7`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg := gen.DefaultConfig
+			cfg.Seed = seed
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			r := gen.NewReader(cfg)
+			ss, err := parseSpecs(nil, cfg.Window, "")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "mdk: trace: %s (%d windows of %s)\n", cfg.Header().Source, cfg.Windows, cfg.Window)
+			rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("demo")})
+			e.endProgress()
+			if err != nil {
+				return err
+			}
+			csvPath := filepath.Join(dir, "curves.csv")
+			f, err := os.Create(csvPath)
+			if err != nil {
+				return err
+			}
+			if err := result.WriteCSV(f, rs); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			svgPath := filepath.Join(dir, "curves.svg")
+			if err := writePlotFile(svgPath, rs, result.MaxPR, false, []float64{0.01, 0.02}); err != nil {
+				return err
+			}
+			if err := writeChoices(e, rs, result.MaxPR, mpc.DefaultTargets); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "\n%d settings of %d policies in one pass.\nwrote %s\nwrote %s\n", len(rs), 5, csvPath, svgPath)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "mdk-demo", "`directory` for the output files")
+	cmd.Flags().Uint64Var(&seed, "seed", gen.DefaultConfig.Seed, "seed of the generated trace")
+	return cmd
+}

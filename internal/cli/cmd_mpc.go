@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"mdk/mpc"
+	"mdk/policy"
+	"mdk/report"
+	"mdk/result"
+)
+
+type mpcOptions struct {
+	policies []string
+	csv      bool
+	json     bool
+	plot     string
+	x        string
+	logX     bool
+	targets  string
+	model    string
+}
+
+func (o *mpcOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVarP(&o.policies, "policy", "p", nil, "policy `spec` (repeatable); none: every policy's default grid")
+	cmd.Flags().StringVar(&o.x, "x", "max_pr", "promotion-rate `statistic` for the x axis and the targets: max_pr, p99_pr, p98_pr or mean_pr")
+	cmd.Flags().StringVar(&o.targets, "target", "0.5%,1%,2%,5%", "comma-separated promotion-rate `targets` for the best-setting table")
+	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
+}
+
+func newMPCCmd(e *env) *cobra.Command {
+	var o mpcOptions
+	cmd := &cobra.Command{
+		Use:   "mpc TRACE",
+		Short: "Compute memory performance curves: every setting of every policy in one pass",
+		Long: `Mpc computes the memory performance curve of each policy: the savings and
+promotion-rate statistics of every setting, in one streaming pass over the
+trace. Its numbers equal the reference simulator's (mdk sim), setting by
+setting; mdk verify checks that on any trace.
+
+By default it prints, for each policy, the best setting at each target (the
+most savings with the statistic at or below the target) and its headroom
+against OPP at the same target (OPP's savings minus the setting's, in
+points). --csv and --json print every setting (SPEC section 6); --plot
+draws the curves (SVG or PNG by extension).
+
+A policy given by name alone uses its default grid (docs/policies.md).`,
+		Example: `  mdk mpc trace.mdkt
+  mdk mpc trace.mdkt -p age -p 'opp:r=0..20/1' --csv > curves.csv
+  mdk mpc trace.mdkt -p 'age:A=1m..60m/1m' -p opp --plot curves.svg --target 1%,2%`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runMPC(e, o, args[0]) },
+	}
+	o.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.csv, "csv", false, "print every setting as CSV")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print every setting as JSON")
+	cmd.Flags().StringVar(&o.plot, "plot", "", "draw the curves to `FILE` (.svg or .png)")
+	cmd.Flags().BoolVar(&o.logX, "log-x", false, "logarithmic x axis in --plot")
+	return cmd
+}
+
+// curves runs the generator for o's policies over the trace at path.
+func (e *env) curves(path string, o mpcOptions) ([]*result.Result, error) {
+	r, c, err := e.openTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ss, err := parseSpecs(o.policies, r.Header().Window, o.model)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc")})
+	e.endProgress()
+	return rs, err
+}
+
+func (o mpcOptions) parse() (result.Stat, []float64, error) {
+	st, ok := result.ParseStat(o.x)
+	if !ok {
+		return "", nil, usagef("--x %q: want max_pr, p99_pr, p98_pr or mean_pr", o.x)
+	}
+	var targets []float64
+	if o.targets != "" {
+		ppms, err := policy.ParseRates(o.targets)
+		if err != nil {
+			return "", nil, usagef("--target: %v", err)
+		}
+		for _, p := range ppms {
+			targets = append(targets, float64(p)/policy.MaxPPM)
+		}
+	}
+	return st, targets, nil
+}
+
+func runMPC(e *env, o mpcOptions, path string) error {
+	st, targets, err := o.parse()
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
+			return usagef("--plot %s: want a .svg or .png file name", o.plot)
+		}
+	}
+	rs, err := e.curves(path, o)
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		if err := writePlotFile(o.plot, rs, st, o.logX, targets); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "mdk: wrote %s\n", o.plot)
+	}
+	switch {
+	case o.csv:
+		return result.WriteCSV(e.stdout, rs)
+	case o.json:
+		return result.WriteJSON(e.stdout, rs, false)
+	}
+	return writeChoices(e, rs, st, targets)
+}
+
+func writePlotFile(path string, rs []*result.Result, st result.Stat, logX bool, targets []float64) error {
+	names, groups := mpc.Group(rs)
+	var curves []report.Curve
+	for _, n := range names {
+		curves = append(curves, report.Curve{Policy: n, Results: groups[n]})
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if err := report.WritePlot(f, format, curves, report.PlotOptions{X: st, LogX: logX, Targets: targets}); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// writeChoices prints the best setting of each policy at each target.
+func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "policy\ttarget %s\tbest setting\tsavings\t%s\tpromotions\theadroom vs opp\n", st, st)
+	for _, c := range mpc.Choose(rs, st, targets) {
+		t := policy.FormatRate(int64(c.Target*policy.MaxPPM + 0.5))
+		if c.Best == nil {
+			fmt.Fprintf(tw, "%s\t%s\t(none meets it)\t\t\t\t\n", c.Policy, t)
+			continue
+		}
+		head := "-"
+		if c.HasHeadroom {
+			head = fmt.Sprintf("%+.2f pts", 100*c.Headroom)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%.4f%%\t%d\t%s\n", c.Policy, t, c.Best.Params,
+			100*c.Best.Savings(), 100*c.Best.Stat(st), c.Best.TotalPromotions(), head)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"mdk/policy"
+	"mdk/result"
+	"mdk/sim"
+	"mdk/trace"
+)
+
+type simOptions struct {
+	json, csv bool
+	model     string
+}
+
+func newSimCmd(e *env) *cobra.Command {
+	var o simOptions
+	cmd := &cobra.Command{
+		Use:   "sim TRACE SPEC",
+		Short: "Run the reference simulator for a policy setting (or a grid of them)",
+		Long: `Sim runs the reference simulator: the policy decides, window by window,
+which resident pages to reclaim, exactly as SPEC sections 1-2 define. It is
+the ground truth that the fast engines are checked against, and it is slow:
+it holds the whole trace in memory and visits every alive page each window.
+Use mdk mpc for curves.
+
+SPEC is a policy spec (see docs/policies.md): NAME:KEY=VALUE,... with
+durations converted by the trace's window length. One setting prints its
+metrics; a grid (lists or ranges) prints CSV rows with the SPEC section 6
+header. --json prints SPEC section 6 objects with per-window arrays.`,
+		Example: `  mdk sim testdata/example.txt age:A=1
+  mdk sim trace.mdkt 'age:A=1m' --json
+  mdk sim trace.txt 'pace:P=2..6/2,A=1|2'`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return runSim(e, o, args[0], args[1]) },
+	}
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON objects with per-window arrays")
+	cmd.Flags().BoolVar(&o.csv, "csv", false, "print CSV even for a single setting")
+	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
+	return cmd
+}
+
+func runSim(e *env, o simOptions, path, spec string) error {
+	r, c, err := e.openTrace(path)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ss, err := policy.Parse(spec, r.Header().Window)
+	if err != nil {
+		return usageError{err}
+	}
+	m, err := loadModel(o.model)
+	if err != nil {
+		return err
+	}
+	if err := policy.AttachModel(ss, m); err != nil {
+		return usageError{err}
+	}
+	t, err := trace.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	var rs []*result.Result
+	for _, s := range ss {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+		rs = append(rs, sim.Run(t, s))
+	}
+	switch {
+	case o.json && len(rs) == 1:
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rs[0].Record(true))
+	case o.json:
+		return result.WriteJSON(e.stdout, rs, true)
+	case o.csv || len(rs) > 1:
+		return result.WriteCSV(e.stdout, rs)
+	}
+	return writeRunText(e, rs[0], t.Header)
+}
+
+// writeRunText prints one run's metrics for a person.
+func writeRunText(e *env, r *result.Result, h trace.Header) error {
+	rec := r.Record(false)
+	var b strings.Builder
+	fmt.Fprintf(&b, "policy              %s:%s\n", r.Policy, r.Params)
+	fmt.Fprintf(&b, "windows             %d of %s\n", r.Windows(), trace.FormatDuration(h.Window))
+	fmt.Fprintf(&b, "promotions          %d\n", rec.Promotions)
+	fmt.Fprintf(&b, "max_pr              %s\n", result.FormatFloat(float64(rec.MaxPR)))
+	fmt.Fprintf(&b, "p99_pr              %s\n", result.FormatFloat(float64(rec.P99PR)))
+	fmt.Fprintf(&b, "p98_pr              %s\n", result.FormatFloat(float64(rec.P98PR)))
+	fmt.Fprintf(&b, "mean_pr             %s\n", result.FormatFloat(float64(rec.MeanPR)))
+	fmt.Fprintf(&b, "saved page-windows  %d of %d alive (savings %.2f%%)\n", r.Saved, r.Alive, 100*r.Savings())
+	fmt.Fprintf(&b, "avg saved bytes     %s\n", result.FormatFloat(float64(rec.AvgSavedBytes)))
+	fmt.Fprintf(&b, "promotions/window   %s\n", joinInts(r.Promotions))
+	fmt.Fprintf(&b, "accessed/window     %s\n", joinInts(r.Accessed))
+	_, err := fmt.Fprint(e.stdout, b.String())
+	return err
+}
+
+func joinInts(xs []int64) string {
+	const max = 40
+	var parts []string
+	for i, x := range xs {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("... (%d more)", len(xs)-max))
+			break
+		}
+		parts = append(parts, fmt.Sprint(x))
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"mdk/gbdt"
+	"mdk/policy"
+	"mdk/trace"
+)
+
+// openTrace opens a trace file in any known format; "-" is standard input.
+func (e *env) openTrace(path string) (trace.Reader, io.Closer, error) {
+	if path == "-" {
+		r, err := trace.NewReaderAuto(e.stdin, "stdin")
+		return r, io.NopCloser(nil), err
+	}
+	return trace.Open(path)
+}
+
+// parseSpecs parses every --policy spec with the trace's window length; no
+// spec means every policy's default grid (lopp's only with a model).
+// modelPath, if not empty, is L-OPP's model file.
+func parseSpecs(specs []string, window time.Duration, modelPath string) ([]policy.Setting, error) {
+	m, err := loadModel(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []policy.Setting
+	if len(specs) == 0 {
+		names := []string{"age", "vmin", "opp", "paw", "pace"}
+		if m != nil {
+			names = append(names, "lopp")
+		}
+		for _, name := range names {
+			out = append(out, policy.DefaultGrid(name, window)...)
+		}
+	}
+	for _, s := range specs {
+		ss, err := policy.Parse(s, window)
+		if err != nil {
+			return nil, usagef("--policy %v", err)
+		}
+		out = append(out, ss...)
+	}
+	if err := policy.AttachModel(out, m); err != nil {
+		return nil, usageError{err}
+	}
+	return out, nil
+}
+
+// loadModel loads L-OPP's model file ("" means none).
+func loadModel(path string) (*gbdt.Model, error) {
+	if path == "" {
+		return nil, nil
+	}
+	m, err := gbdt.LoadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--model: %w", err)
+	}
+	return m, nil
+}
+
+// progress returns a progress callback that redraws one line on stderr,
+// or nil when stderr is not a terminal.
+func (e *env) progress(what string) func(done, total int) {
+	f, ok := e.stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	last := time.Time{}
+	return func(done, total int) {
+		now := time.Now()
+		if now.Sub(last) < 200*time.Millisecond && done != total {
+			return
+		}
+		last = now
+		if total > 0 {
+			fmt.Fprintf(f, "\r%s: window %d/%d (%d%%)", what, done, total, done*100/total)
+			if done == total {
+				fmt.Fprint(f, "\r\033[K")
+			}
+		} else {
+			fmt.Fprintf(f, "\r%s: window %d", what, done)
+		}
+	}
+}
+
+// endProgress clears the progress line.
+func (e *env) endProgress() {
+	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(f, "\r\033[K")
+	}
+}
