@@ -816,6 +816,21 @@ func (t *textWriter) WriteWindow(w *Window) error {
 
 // Close writes what is still buffered; see [NewTextWriter] for the checks it
 // makes and how trailing empty windows are kept.
+// Flush writes every completed window to the underlying writer, so that a
+// writer killed afterwards leaves them readable (recorders call it after
+// each window). Trailing empty windows of a trace without a `windows`
+// header are written only by Close.
+func (t *textWriter) Flush() error {
+	if t.err != nil {
+		return t.err
+	}
+	if err := t.bw.Flush(); err != nil {
+		t.err = err
+		return err
+	}
+	return nil
+}
+
 func (t *textWriter) Close() error {
 	if t.err != nil {
 		return t.err

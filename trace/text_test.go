@@ -593,3 +593,28 @@ source my job on host x
 	// EOF
 	// pages [1 2 3 4 7/31 5]
 }
+
+// TestTextWriterFlush checks that Flush puts every completed window in the
+// underlying writer before Close.
+func TestTextWriterFlush(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewTextWriter(&buf, trace.DefaultHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	win := trace.Window{Index: 0, New: []trace.Page{{Page: 7}}, Accessed: []uint32{0}}
+	if err := w.WriteWindow(&win); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.(interface{ Flush() error }).Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewTextReader(bytes.NewReader(buf.Bytes()), "flushed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.ReadAll(r)
+	if err != nil || len(tr.Windows) != 1 || len(tr.Pages) != 1 || tr.Pages[0].Page != 7 {
+		t.Fatalf("after Flush: %+v, %v", tr, err)
+	}
+}
