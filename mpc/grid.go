@@ -93,9 +93,7 @@ func (e *paw) gaps(gs []packedGap, _ [][6]int32) {
 
 func (e *paw) finish(W int) ([]int64, [][]int64, [][]int64) {
 	cum := func(row []int64) []int64 { return e.g.cumulate(row, true) }
-	a := e.g.a
-	cnt, sum := cum(a.cnt), cum(a.sum)
-	prom, plus, minus := a.prom.mapRows(W, cum), a.plus.mapRows(W, cum), a.end.mapRows(W, cum)
+	prom, plus, minus, cnt, sum := e.g.a.mapped(W, cum)
 	saved := make([]int64, len(e.ps))
 	out := make([][]int64, len(e.ps))
 	perWin := make([][]int64, len(e.ps))
@@ -156,12 +154,9 @@ func (e *pace) gaps(gs []packedGap, _ [][6]int32) {
 func (e *pace) finish(W int) ([]int64, [][]int64, [][]int64) {
 	nP := len(e.pa.vals)
 	suf := func(row []int64) []int64 { return suffix1(row, nP) }
-	sum1 := suf(e.at.sum)
-	prom1, plus1, minus1 := e.at.prom.mapRows(W, suf), e.at.plus.mapRows(W, suf), e.at.end.mapRows(W, suf)
+	prom1, plus1, minus1, _, sum1 := e.at.mapped(W, suf)
 	cum := func(row []int64) []int64 { return e.g.cumulate(row, false) }
-	a := e.g.a
-	cnt2, sum2 := cum(a.cnt), cum(a.sum)
-	prom2, plus2, minus2 := a.prom.mapRows(W, cum), a.plus.mapRows(W, cum), a.end.mapRows(W, cum)
+	prom2, plus2, minus2, cnt2, sum2 := e.g.a.mapped(W, cum)
 	saved := make([]int64, len(e.ps))
 	out := make([][]int64, len(e.ps))
 	perWin := make([][]int64, len(e.ps))

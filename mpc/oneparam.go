@@ -81,10 +81,7 @@ func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
 	// Suffix sums: the setting at axis index s reclaims the gaps added at
 	// k > s.
 	suffix := func(row []int64) []int64 { return suffix1(row, e.n) }
-	cnt, sum := suffix(e.a.cnt), suffix(e.a.sum)
-	proms := e.a.prom.mapRows(W, suffix)
-	plus := e.a.plus.mapRows(W, suffix)
-	minus := e.a.end.mapRows(W, suffix)
+	proms, plus, minus, cnt, sum := e.a.mapped(W, suffix)
 	saved := make([]int64, len(e.ps))
 	out := make([][]int64, len(e.ps))
 	perWin := make([][]int64, len(e.ps))

@@ -63,34 +63,77 @@ func column(t [][]int64, c int) []int64 {
 }
 
 // acc is what every engine accumulates per cell (a position on its
-// parameter axis or grid): the count and idle sum of the gaps added there,
-// and per window their promotions (closed gaps, in the window they end) and
-// the starts (start+1) and ends of their saved windows.
+// parameter axis or grid), per window: the gaps added there by the window of
+// their start+1 (where their saved windows begin), the closed ones by the
+// window they end in (their promotion) and the open ones by their end. Two
+// increments a gap; the counts and idle sums per cell are derived at the end
+// (idle = end - (start+1)).
 type acc struct {
-	width           int
-	cnt, sum        []int64
-	prom, plus, end table
+	width            int
+	plus, prom, oend table
 }
 
 func newAcc(width int) *acc {
-	return &acc{width: width, cnt: make([]int64, width), sum: make([]int64, width),
-		prom: newTable(width), plus: newTable(width), end: newTable(width)}
+	return &acc{width: width, plus: newTable(width), prom: newTable(width), oend: newTable(width)}
 }
 
 func (a *acc) newWindow(w int) {
-	a.prom.grow(w + 2)
 	a.plus.grow(w + 2)
-	a.end.grow(w + 2)
+	a.prom.grow(w + 2)
+	a.oend.grow(w + 2)
 }
 
 // add adds a gap at cell c.
 func (a *acc) add(c int, g packedGap) {
-	a.cnt[c]++
-	a.sum[c] += int64(g.idle)
+	a.plus.data[int(g.start+1)*a.width+c]++
 	end := int(g.start+g.idle+1)*a.width + c
 	if g.closed {
 		a.prom.data[end]++
+	} else {
+		a.oend.data[end]++
 	}
-	a.plus.data[int(g.start+1)*a.width+c]++
-	a.end.data[end]++
+}
+
+// ends returns, per window, the gaps ending there (closed and open).
+func (a *acc) ends(W int) [][]int64 {
+	out := make([][]int64, W)
+	for w := range out {
+		row := make([]int64, a.width)
+		p, o := a.prom.row(w), a.oend.row(w)
+		for c := range row {
+			row[c] = p[c] + o[c]
+		}
+		out[w] = row
+	}
+	return out
+}
+
+// totals returns per cell the number of gaps and the sum of their idle
+// lengths, over every row of the tables (the last may be window W).
+func (a *acc) totals() (cnt, sum []int64) {
+	cnt, sum = make([]int64, a.width), make([]int64, a.width)
+	rows := len(a.plus.data) / a.width
+	for w := range rows {
+		p, pr, o := a.plus.row(w), a.prom.row(w), a.oend.row(w)
+		for c := range cnt {
+			e := pr[c] + o[c]
+			cnt[c] += e
+			sum[c] += int64(w)*e - int64(w)*p[c]
+		}
+	}
+	return cnt, sum
+}
+
+// mapped returns the acc's per-window promotions, saved-window starts and
+// ends for the first W windows, each row transformed by f (a suffix or
+// quadrant sum over cells), and the transformed totals.
+func (a *acc) mapped(W int, f func([]int64) []int64) (prom, plus, end [][]int64, cnt, sum []int64) {
+	prom = a.prom.mapRows(W, f)
+	plus = a.plus.mapRows(W, f)
+	end = a.ends(W)
+	for w := range end {
+		end[w] = f(end[w])
+	}
+	c, s := a.totals()
+	return prom, plus, end, f(c), f(s)
 }
