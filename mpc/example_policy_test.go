@@ -50,7 +50,7 @@ func TestExamplePolicyDIST(t *testing.T) {
 		ss = append(ss, DIST{D: d})
 	}
 	rng := testutil.Rand(testutil.Seed(t, 7))
-	for n := 0; n < 1000; n++ {
+	for n := 0; n < testutil.Count(1000); n++ {
 		checkEqual(t, fmt.Sprintf("random trace %d", n), testutil.RandomTrace(rng), ss)
 	}
 }

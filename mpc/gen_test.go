@@ -67,7 +67,7 @@ func TestLOPPEqualsSimulatorRandom(t *testing.T) {
 	m := trainModel(t, smallGen(t, "mix", 98))
 	ss := loppSettings(m)
 	rng := testutil.Rand(testutil.Seed(t, 8))
-	for n := 0; n < 500; n++ {
+	for n := 0; n < testutil.Count(500); n++ {
 		checkEqual(t, fmt.Sprintf("random trace %d", n), testutil.RandomTrace(rng), ss)
 	}
 }

@@ -59,7 +59,7 @@ func checkEqual(t *testing.T, name string, tr *trace.Trace, ss []policy.Setting)
 func TestGeneratorEqualsSimulatorRandom(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 4))
 	ss := edgeSettings()
-	for n := 0; n < 2500; n++ {
+	for n := 0; n < testutil.Count(2500); n++ {
 		checkEqual(t, fmt.Sprintf("random trace %d", n), testutil.RandomTrace(rng), ss)
 	}
 }
@@ -68,7 +68,7 @@ func TestGeneratorEqualsSimulatorRandom(t *testing.T) {
 // which other policies share the pass.
 func TestGeneratorOnePolicyAtATime(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 5))
-	for n := 0; n < 100; n++ {
+	for n := 0; n < testutil.Count(100); n++ {
 		tr := testutil.RandomTrace(rng)
 		all, err := Generate(context.Background(), tr.NewReader(), edgeSettings(), Options{})
 		if err != nil {

@@ -46,8 +46,7 @@ func compare(t *testing.T, name string, want, got *result.Result) {
 func TestSimulatorEqualsClosedForms(t *testing.T) {
 	seed := testutil.Seed(t, 2)
 	rng := testutil.Rand(seed)
-	const traces = 2500
-	for n := 0; n < traces; n++ {
+	for n := 0; n < testutil.Count(2500); n++ {
 		tr := testutil.RandomTrace(rng)
 		for _, s := range testSettings() {
 			compare(t, fmt.Sprintf("trace %d, %s", n, policy.String(s)), cfRun(tr, s), Run(tr, s))
@@ -58,7 +57,7 @@ func TestSimulatorEqualsClosedForms(t *testing.T) {
 // TestProperties checks SPEC section 2's claims on random traces.
 func TestProperties(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 3))
-	for n := 0; n < 2000; n++ {
+	for n := 0; n < testutil.Count(2000); n++ {
 		tr := testutil.RandomTrace(rng)
 		// AGE: promotions and savings non-increasing in A.
 		var prev *result.Result

@@ -25,7 +25,7 @@ func grid() []policy.Setting {
 func TestProperties(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 6))
 	ageTimesFails := false
-	for n := 0; n < 300; n++ {
+	for n := 0; n < testutil.Count(300); n++ {
 		rep, err := Run(context.Background(), testutil.RandomTrace(rng), grid())
 		if err != nil {
 			t.Fatal(err)
