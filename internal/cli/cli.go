@@ -57,6 +57,20 @@ func (e exitError) Unwrap() error { return e.err }
 // commands lists every subcommand constructor, in help order.
 var commands = []func(*env) *cobra.Command{
 	newVersionCmd,
+	newSimCmd,
+	newMPCCmd,
+	newReportCmd,
+	newVerifyCmd,
+	newDemoCmd,
+	newLOPPCmd,
+	newStatsCmd,
+	newGenCmd,
+	newConvertCmd,
+	newCheckCmd,
+	newRecordCmd,
+	newTuneCmd,
+	newImportCmd,
+	newFleetCmd,
 }
 
 const rootLong = `mdk, the Memory Designer's Kit, computes what proactive memory-reclamation

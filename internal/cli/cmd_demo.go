@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"mdk/gen"
 	"mdk/mpc"
+	"mdk/report"
 	"mdk/result"
+	"mdk/stats"
 )
 
 func newDemoCmd(e *env) *cobra.Command {
@@ -22,8 +25,9 @@ func newDemoCmd(e *env) *cobra.Command {
 generates the default synthetic trace (mdk gen's mix model: hot/warm/cold
 pages, periodic scans, phase shifts and page churn; 2 hours of 30 s windows),
 computes the memory performance curves of every policy's default grid in one
-pass, writes them as CSV and SVG into DIR, and prints each policy's best
-setting at promotion-rate targets of 0.5%, 1%, 2% and 5% of max_pr.`,
+pass, writes them as CSV, SVG and an HTML report (open it in a browser) into
+DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
+1%, 2% and 5% of max_pr.`,
 		Example: `  mdk demo
   mdk demo --dir /tmp/mdk-demo --seed 7`,
 		Args: exactArgs(0),
@@ -60,10 +64,30 @@ setting at promotion-rate targets of 0.5%, 1%, 2% and 5% of max_pr.`,
 			if err := writePlotFile(svgPath, rs, result.MaxPR, false, []float64{0.01, 0.02}); err != nil {
 				return err
 			}
+			st, err := stats.Compute(gen.NewReader(cfg))
+			if err != nil {
+				return err
+			}
+			htmlPath := filepath.Join(dir, "report.html")
+			data := &report.Data{
+				Trace: "generated: " + cfg.Header().Source, Command: "mdk demo", Version: Version,
+				Date: time.Now(), Stats: st, Results: rs,
+			}
+			hf, err := os.Create(htmlPath)
+			if err != nil {
+				return err
+			}
+			if err := report.Generate(hf, data, report.Options{}); err != nil {
+				hf.Close()
+				return err
+			}
+			if err := hf.Close(); err != nil {
+				return err
+			}
 			if err := writeChoices(e, rs, result.MaxPR, mpc.DefaultTargets); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "\n%d settings of %d policies in one pass.\nwrote %s\nwrote %s\n", len(rs), 5, csvPath, svgPath)
+			fmt.Fprintf(e.stdout, "\n%d settings of 5 policies in one pass.\nwrote %s\nwrote %s\nwrote %s (open it in a browser)\n", len(rs), csvPath, svgPath, htmlPath)
 			return nil
 		},
 	}

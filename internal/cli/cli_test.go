@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"mdk/internal/testutil"
+)
+
+// run runs mdk in-process.
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const example = "../../testdata/example.txt"
+
+// TestGolden runs commands and compares exit code, stdout and stderr with
+// testdata/NAME.golden (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	specs := []string{}
+	for _, r := range testutil.SpecTable {
+		specs = append(specs, "-p", r.Spec)
+	}
+	cases := []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"version", "", []string{"version"}},
+		{"sim-text", "", []string{"sim", example, "age:A=1"}},
+		{"sim-json", "", []string{"sim", example, "paw:P=2,wait=1", "--json"}},
+		{"sim-grid-csv", "", []string{"sim", example, "pace:P=3|inf,A=1..2"}},
+		{"sim-stdin", "mdk-trace 1\n0 a 1 2\n3 a 1\n", []string{"sim", "-", "vmin:T=0"}},
+		{"mpc-spec-table-csv", "", append([]string{"mpc", example, "--csv"}, specs...)},
+		{"mpc-json", "", []string{"mpc", example, "-p", "vmin:T=0|2", "-p", "opp:r=25%", "--json"}},
+		{"mpc-table", "", []string{"mpc", example, "-p", "age:A=0..3", "-p", "opp:r=0|25%|50%", "--target", "0%,50%"}},
+		{"verify-example", "", []string{"verify", example, "-p", "age:A=0..4", "-p", "vmin:T=0..4", "-p", "opp:r=0|25%|50%|100%"}},
+		// Errors: every one names what is wrong.
+		{"err-unknown-command", "", []string{"frobnicate"}},
+		{"err-sim-args", "", []string{"sim", example}},
+		{"err-sim-duration", "", []string{"sim", example, "age:A=45s"}},
+		{"err-sim-unknown-policy", "", []string{"sim", example, "lru:A=1"}},
+		{"err-sim-missing-file", "", []string{"sim", "testdata/no-such-trace.txt", "age:A=1"}},
+		{"err-sim-bad-trace", "mdk-trace 1\n0 a 1\n1 x 2\n", []string{"sim", "-", "age:A=1"}},
+		{"err-mpc-bad-stat", "", []string{"mpc", example, "--x", "p50_pr"}},
+		{"err-mpc-bad-target", "", []string{"mpc", example, "--target", "2 percent"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, tc.stdin, tc.args...)
+			got := fmt.Sprintf("$ mdk %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(tc.args, " "), code, out, errs)
+			testutil.Golden(t, tc.name+".golden", []byte(got))
+		})
+	}
+}
+
+// TestMPCSpecTable checks SPEC section 4's table through `mdk mpc --csv`.
+func TestMPCSpecTable(t *testing.T) {
+	args := []string{"mpc", example, "--csv"}
+	for _, r := range testutil.SpecTable {
+		args = append(args, "-p", r.Spec)
+	}
+	code, out, errs := run(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(testutil.SpecTable)+1 {
+		t.Fatalf("got %d rows", len(rows))
+	}
+	for i, want := range testutil.SpecTable {
+		row := rows[i+1]
+		if got := row[0] + ":" + row[1]; got != want.Spec {
+			t.Errorf("row %d is %s, want %s", i, got, want.Spec)
+		}
+		var total int64
+		for _, p := range want.Promotions {
+			total += p
+		}
+		maxPR, _ := strconv.ParseFloat(row[2], 64)
+		if row[6] != fmt.Sprint(total) || row[7] != fmt.Sprint(want.Saved) || row[8] != "51" || maxPR != want.MaxPR {
+			t.Errorf("%s: promotions %s, S %s, L %s, max_pr %s; SPEC says %d, %d, 51, %v", want.Spec, row[6], row[7], row[8], row[2], total, want.Saved, want.MaxPR)
+		}
+	}
+}
+
+// TestMPCPlot checks that --plot writes an SVG with one series per policy
+// and labelled axes.
+func TestMPCPlot(t *testing.T) {
+	path := t.TempDir() + "/curves.svg"
+	code, _, errs := run(t, "", "mpc", example, "-p", "age:A=0..3", "-p", "vmin:T=0..3", "-p", "opp", "--plot", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	for _, want := range []string{"<svg", ">age<", ">vmin<", ">opp<", "savings (%", "max promotion rate (%)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("plot has no %q", want)
+		}
+	}
+	code, _, errs = run(t, "", "mpc", example, "--plot", t.TempDir()+"/curves.gif")
+	if code != ExitUsage || !strings.Contains(errs, ".svg or .png") {
+		t.Errorf("--plot curves.gif: exit %d, %q", code, errs)
+	}
+}
+
+// TestDemo runs mdk demo end to end and checks its three files and table.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo generates a 4.5M-record trace")
+	}
+	dir := t.TempDir()
+	code, out, errs := run(t, "", "demo", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"curves.csv", "curves.svg", "report.html"} {
+		st, err := os.Stat(dir + "/" + f)
+		if err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+		if !strings.Contains(out, dir+"/"+f) {
+			t.Errorf("stdout does not say where %s is:\n%s", f, out)
+		}
+	}
+	for _, p := range []string{"age", "vmin", "opp", "paw", "pace"} {
+		if !strings.Contains(out, "\n"+p+" ") {
+			t.Errorf("table has no row for %s:\n%s", p, out)
+		}
+	}
+	b, err := os.ReadFile(dir + "/curves.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(string(b), "\n"); rows != 294 {
+		t.Errorf("curves.csv has %d lines, want 293 settings + header", rows)
+	}
+}

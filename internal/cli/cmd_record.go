@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mdk/collect"
+	"mdk/trace"
+)
+
+type recordOptions struct {
+	pids         []int
+	cgroup       string
+	window       time.Duration
+	duration     time.Duration
+	out          string
+	proc, sys    string
+	exact        bool
+	windowInstrs int64
+	valgrind     string
+}
+
+func newRecordCmd(e *env) *cobra.Command {
+	var o recordOptions
+	cmd := &cobra.Command{
+		Use:   "record (--pid PID... | --cgroup PATH) -o FILE | record --exact -o FILE -- CMD ARGS...",
+		Short: "Record a trace from live processes (idle page tracking) or a program run (valgrind)",
+		Long: `Record makes a trace of real programs, written to FILE in the format of its
+extension (.mdkt binary, .txt text). docs/record.md is the full manual.
+
+Live processes (--pid, repeatable, or --cgroup): every --window, mdk reads
+the targets' /proc/PID/maps and /proc/PID/pagemap, reads back the idle bits
+of their pages in /sys/kernel/mm/page_idle/bitmap and marks them idle again:
+a bit cleared since the last scan means accessed (a), a page that appeared is
+born (b), one that disappeared is freed (f), a page swapped back in is
+accessed. Space N in the trace is the N-th pid seen (the trace description
+lists them). With --cgroup, cgroup.procs is read at every scan. Needs root
+(CAP_SYS_ADMIN) and a kernel with CONFIG_IDLE_PAGE_TRACKING; the kernel files
+are found under --proc and --sys. The recorder's cost per window goes to
+standard error, a summary into the trace description.
+
+--exact: runs CMD ARGS under valgrind's lackey tool and records the page of
+every instruction fetch and data access, in windows of --window-instructions
+executed instructions. The program's standard streams are mdk's.
+
+Each window is written as it completes. Recording ends after --duration,
+when every target has exited (the cgroup is removed; CMD exits), or on
+Ctrl-C; the trace then holds every completed window. Killed outright, the
+recorder leaves every completed window readable in a .mdkt file.
+
+EXIT STATUS
+  0    the trace was written (also when a live recording is stopped by Ctrl-C)
+  1    recording failed: no such process, no permission, no idle page
+       tracking, valgrind missing, I/O error
+  2    bad command line
+  130  --exact interrupted (the windows so far are kept)`,
+		Example: `  sudo mdk record --pid 1234 --window 30s --duration 1h -o app.mdkt
+  sudo mdk record --cgroup /sys/fs/cgroup/system.slice/db.service --window 10s -o db.mdkt
+  mdk record --exact --window-instructions 1000000 -o gzip.mdkt -- gzip -k big.txt`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runRecord(e, o, args) },
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.IntSliceVar(&o.pids, "pid", nil, "record process `PID` (repeatable)")
+	f.StringVar(&o.cgroup, "cgroup", "", "record the processes of the cgroup directory `PATH`")
+	f.DurationVar(&o.window, "window", trace.DefaultWindow, "window `length` of a live recording")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this `long` (default: until the targets exit or Ctrl-C)")
+	f.StringVarP(&o.out, "output", "o", "", "trace `FILE` to write (.mdkt or .txt)")
+	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", "/proc"), "procfs mount `point` ($MDK_PROC)")
+	f.StringVar(&o.sys, "sys", envOr("MDK_SYS", "/sys"), "sysfs mount `point` ($MDK_SYS)")
+	f.BoolVar(&o.exact, "exact", false, "trace the program CMD exactly under valgrind lackey")
+	f.Int64Var(&o.windowInstrs, "window-instructions", collect.DefaultWindowInstructions, "window length of --exact, in executed `instructions`")
+	f.StringVar(&o.valgrind, "valgrind", "valgrind", "valgrind `program` for --exact")
+	return cmd
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func runRecord(e *env, o recordOptions, args []string) error {
+	if o.out == "" || o.out == "-" {
+		return usagef("record needs -o FILE (a .mdkt or .txt file; standard output is not supported)")
+	}
+	if _, err := trace.FormatForPath(o.out); err != nil {
+		return usageError{err}
+	}
+	if o.exact {
+		if len(o.pids) > 0 || o.cgroup != "" {
+			return usagef("--exact runs a program: it takes CMD ARGS, not --pid or --cgroup")
+		}
+		if len(args) == 0 {
+			return usagef("--exact needs a program to run: mdk record --exact -o FILE -- CMD ARGS...")
+		}
+		if o.windowInstrs < 1 {
+			return usagef("--window-instructions must be at least 1, got %d", o.windowInstrs)
+		}
+		res, err := collect.RunExactFile(e.ctx, collect.ExactOptions{
+			Valgrind: o.valgrind, WindowInstructions: o.windowInstrs,
+			Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
+		}, args, o.out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "mdk record: %d windows of %d instructions (%d trace lines) to %s; the program exited with status %d\n",
+			res.Windows, o.windowInstrs, res.Lines, o.out, res.ExitCode)
+		return nil
+	}
+	if len(args) > 0 {
+		return usagef("unexpected arguments %q (to trace a program, use --exact -- CMD ARGS...)", args)
+	}
+	if (len(o.pids) == 0) == (o.cgroup == "") {
+		return usagef("give --pid PID (repeatable) or --cgroup PATH, or --exact -- CMD")
+	}
+	if o.window <= 0 {
+		return usagef("--window must be positive, got %v", o.window)
+	}
+	if o.duration < 0 || o.duration > 0 && o.duration < o.window {
+		return usagef("--duration %v is shorter than one --window (%v)", o.duration, o.window)
+	}
+	r, err := collect.NewRecorder(collect.Options{
+		FS: collect.NewFS(o.proc, o.sys), PIDs: o.pids, Cgroup: o.cgroup,
+		Window: o.window, Duration: o.duration, Log: e.stderr,
+	})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sum, err := r.RecordFile(e.ctx, o.out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "mdk record: %d windows to %s; %s\n", sum.Windows, o.out, sum)
+	return nil
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mdk/collect"
+	"mdk/internal/testutil"
+	"mdk/trace"
+)
+
+// TestRecordFakeTree runs `mdk record` on a static fake /proc and /sys: one
+// process with three present pages that nothing touches. Every page is born
+// in window 0 and never accessed (the bitmap is a plain file, so the marks
+// stay set).
+func TestRecordFakeTree(t *testing.T) {
+	root := t.TempDir()
+	proc, sys := filepath.Join(root, "proc"), filepath.Join(root, "sys")
+	os.MkdirAll(filepath.Join(proc, "42"), 0o755)
+	os.MkdirAll(filepath.Join(sys, "kernel/mm/page_idle"), 0o755)
+	os.WriteFile(filepath.Join(proc, "42/maps"), []byte("00010000-00014000 rw-p 00000000 00:00 0  [heap]\n"), 0o644)
+	pm := make([]byte, 0x14*8)
+	for i, pfn := range []uint64{0x100, 0x101, 0x2345} {
+		binary.NativeEndian.PutUint64(pm[(0x10+i)*8:], collect.PagemapPresent|pfn)
+	}
+	os.WriteFile(filepath.Join(proc, "42/pagemap"), pm, 0o644)
+	os.WriteFile(filepath.Join(sys, "kernel/mm/page_idle/bitmap"), make([]byte, 0x4000/8), 0o644)
+	out := filepath.Join(root, "t.txt")
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"record", "--proc", proc, "--sys", sys, "--pid", "42",
+		"--window", "10ms", "--duration", "30ms", "-o", out}, nil, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReaderAuto(bytes.NewReader(b), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Windows) != 3 || len(tr.Windows[0].Born) != 3 || len(tr.Pages) != 3 {
+		t.Errorf("trace:\n%s", b)
+	}
+	for _, w := range tr.Windows {
+		if len(w.Accessed)+len(w.Freed) != 0 {
+			t.Errorf("window %d has accesses or frees:\n%s", w.Index, b)
+		}
+	}
+	if !strings.Contains(stderr.String(), "window 2: 0 accessed, 0 born, 0 freed") || !strings.Contains(string(b), "0=42") {
+		t.Errorf("stderr:\n%s\ntrace:\n%s", stderr.String(), b)
+	}
+}
+
+func TestRecordErrors(t *testing.T) {
+	empty := t.TempDir()
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"record", "-o", "x.mdkt"}, ExitUsage, "give --pid"},
+		{[]string{"record", "--pid", "1", "-o", "x.bad"}, ExitUsage, "extension"},
+		{[]string{"record", "--pid", "1", "--proc", empty, "-o", "x.mdkt"}, ExitError, "no such process: 1"},
+		{[]string{"record", "--pid", "1", "--sys", empty, "-o", "x.mdkt"}, ExitError, "record on a kernel with it, or use --exact"},
+		{[]string{"record", "--exact", "-o", "x.mdkt"}, ExitUsage, "needs a program"},
+		{[]string{"record", "--exact", "--valgrind", "no-such-valgrind", "-o", filepath.Join(empty, "x.mdkt"), "--", "true"}, ExitError, "install the Debian package valgrind"},
+	}
+	for _, tc := range tests {
+		var stderr bytes.Buffer
+		code := Run(context.Background(), tc.args, nil, &bytes.Buffer{}, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and one line containing %q", tc.args, code, stderr.String(), tc.code, tc.want)
+		}
+	}
+}
+
+func TestRecordExact(t *testing.T) {
+	testutil.RequireTool(t, "valgrind")
+	out := filepath.Join(t.TempDir(), "echo.mdkt")
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"record", "--exact", "--window-instructions", "50000", "-o", out, "--", "/bin/echo", "hello"}, nil, &stdout, &stderr)
+	if code != 0 || stdout.String() != "hello\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout.String(), stderr.String())
+	}
+	r, c, err := trace.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tr, err := trace.ReadAll(r)
+	if err != nil || len(tr.Windows) < 2 {
+		t.Fatalf("%d windows, %v", len(tr.Windows), err)
+	}
+}

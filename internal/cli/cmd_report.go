@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"mdk/report"
+	"mdk/stats"
+)
+
+type reportOptions struct {
+	mpc      mpcOptions
+	out      string
+	svgDir   string
+	settings []string
+}
+
+func newReportCmd(e *env) *cobra.Command {
+	var o reportOptions
+	cmd := &cobra.Command{
+		Use:   "report TRACE -o FILE.html",
+		Short: "Write a self-contained HTML report: curves, best settings, timelines, working set",
+		Long: `Report reads a trace, computes the memory performance curves of the
+requested policies (default: every policy's default grid) and writes one
+self-contained HTML file: every script and style is inside it, and it makes
+no network request when opened (a Content-Security-Policy forbids them).
+
+The report shows the trace's summary (as mdk stats), how the report was
+made (command line, mdk version, SHA-256 of the trace file, date), the
+curves of every policy (hover a point for its setting and numbers), each
+policy's best setting at each --target with its savings, statistic and
+headroom against OPP (a sortable table; the numbers are those of
+mdk mpc --csv, which a second table lists for every setting), and, for each
+--setting (default: each policy's best at the first target), the
+per-window promotion rate against the target and its accessed, resident
+(alive minus saved) and saved pages; then the accessed and alive pages per
+window and the gap-length histogram.
+
+Per-window charts of traces longer than 2000 windows are down-sampled for
+display, keeping each bucket's minimum and maximum; no number in a table
+changes. --svg DIR also writes every chart as an SVG figure.
+
+TRACE must be a file (it is read twice: once for the summary, once for the
+curves).`,
+		Example: `  mdk report trace.mdkt -o report.html
+  mdk report trace.mdkt -p age -p 'opp:r=0..5/0.1' --target 1%,2% --log-x -o report.html
+  mdk report trace.mdkt -o report.html --svg figures/ --setting age:A=20`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(e, o, args[0], commandLine(cmd, args))
+		},
+	}
+	o.mpc.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.mpc.logX, "log-x", false, "logarithmic x axis for the curves")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "write the report to `FILE` (required)")
+	cmd.Flags().StringVar(&o.svgDir, "svg", "", "also write every chart as an SVG file into `DIR`")
+	cmd.Flags().StringArrayVar(&o.settings, "setting", nil, "`policy:params` whose timeline to show (repeatable); default: each policy's best at the first target")
+	return cmd
+}
+
+func runReport(e *env, o reportOptions, path string, cmdline string) error {
+	if o.out == "" {
+		return usagef("report needs -o FILE.html")
+	}
+	if path == "-" {
+		return usagef("report reads the trace twice and needs a file, not standard input")
+	}
+	st, targets, err := o.mpc.parse()
+	if err != nil {
+		return err
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return err
+	}
+	r, c, err := e.openTrace(path)
+	if err != nil {
+		return err
+	}
+	s, err := stats.Compute(r)
+	c.Close()
+	if err != nil {
+		return err
+	}
+	rs, err := e.curves(path, o.mpc)
+	if err != nil {
+		return err
+	}
+	data := &report.Data{
+		Trace: path, SHA256: sum, Command: cmdline, Version: Version,
+		Date: time.Now(), Stats: s, Results: rs,
+	}
+	opts := report.Options{X: st, LogX: o.mpc.logX, Targets: targets, Settings: o.settings}
+	f, err := os.Create(o.out)
+	if err != nil {
+		return err
+	}
+	if err := report.Generate(f, data, opts); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "mdk: wrote %s\n", o.out)
+	if o.svgDir != "" {
+		paths, err := report.WriteSVGs(o.svgDir, data, opts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "mdk: wrote %d figures into %s\n", len(paths), o.svgDir)
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// commandLine reconstructs the command line from the flags that were set,
+// in a form that runs the same command again.
+func commandLine(cmd *cobra.Command, args []string) string {
+	argv := strings.Fields(cmd.CommandPath())
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				argv = append(argv, "--"+f.Name, v)
+			}
+			return
+		}
+		if f.Value.Type() == "bool" {
+			argv = append(argv, "--"+f.Name+"="+f.Value.String())
+			return
+		}
+		argv = append(argv, "--"+f.Name, f.Value.String())
+	})
+	return shellJoin(append(argv, args...))
+}
+
+// shellJoin quotes args for a POSIX shell where needed.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,%+@") == "" {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}

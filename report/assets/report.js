@@ -1,0 +1,230 @@
+// mdk report: draws the charts from the JSON in #mdk-data, makes tables
+// sortable, and records a self-check in #selfcheck (errors, blocked or
+// attempted network loads, what every chart drew) that tests read.
+(function () {
+  'use strict';
+  var t0 = performance.now();
+  var check = { errors: [], violations: [], resources: [], charts: {}, renderMs: 0 };
+  window.addEventListener('error', function (e) { check.errors.push(String(e.message || e)); });
+  window.addEventListener('unhandledrejection', function (e) { check.errors.push('unhandled rejection: ' + String(e.reason)); });
+  document.addEventListener('securitypolicyviolation', function (e) { check.violations.push(e.violatedDirective + ' ' + e.blockedURI); });
+  var consoleError = console.error;
+  console.error = function () { check.errors.push(Array.prototype.join.call(arguments, ' ')); return consoleError.apply(console, arguments); };
+
+  // Okabe-Ito, the same palette as the Go figures (report/plot.go).
+  var palette = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
+  var symbols = ['circle', 'rect', 'triangle', 'diamond', 'emptyCircle', 'roundRect', 'pin', 'arrow'];
+  var D = JSON.parse(document.getElementById('mdk-data').textContent);
+  var text = { fontFamily: '"Liberation Sans", "Helvetica Neue", Arial, sans-serif', fontSize: 12, color: '#1d232a' };
+  var charts = {};
+
+  function fmt(x, digits) {
+    if (x === null || x === undefined) return '–';
+    return Number(x).toLocaleString('en-US', { maximumFractionDigits: digits === undefined ? 3 : digits });
+  }
+  function pct(f) { return fmt(100 * f, 4) + '%'; }
+  // niceMax rounds x up to 1, 2 or 5 times a power of ten, with a margin.
+  function niceMax(x) {
+    if (!(x > 0)) return 1;
+    var p = Math.pow(10, Math.floor(Math.log10(x * 1.1)));
+    var m = x * 1.1 / p;
+    var steps = [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10];
+    for (var i = 0; i < steps.length; i++) if (m <= steps[i]) return steps[i] * p;
+    return 10 * p;
+  }
+  function make(id, option) {
+    var el = document.getElementById(id);
+    var c = echarts.init(el, null, { renderer: 'canvas' });
+    option.animation = false;
+    option.color = palette;
+    option.textStyle = text;
+    c.setOption(option);
+    charts[id] = c;
+    return c;
+  }
+  function axisName(name, gap) { return { name: name, nameLocation: 'middle', nameGap: gap || 30, nameTextStyle: { fontSize: 12 } }; }
+  function merge(a, b) { for (var k in b) a[k] = b[k]; return a; }
+
+  // 1. Memory performance curves.
+  (function () {
+    var minPos = Infinity;
+    D.curves.forEach(function (c) { c.points.forEach(function (p) { if (p.x > 0) minPos = Math.min(minPos, p.x); }); });
+    D.targets.forEach(function (t) { if (t > 0) minPos = Math.min(minPos, t); });
+    if (!isFinite(minPos)) minPos = 1;
+    var floor = Math.pow(10, Math.floor(Math.log10(minPos)) - 1);
+    var fx = function (x) { return D.logX && x <= 0 ? floor : x; };
+    // Per policy: every setting as a point, and a line through the
+    // policy's Pareto frontier (Go marks those points with f).
+    var series = [];
+    D.curves.forEach(function (c, i) {
+      var col = palette[i % palette.length];
+      series.push({
+        name: c.policy, type: 'scatter', symbol: symbols[i % symbols.length], symbolSize: 7, color: col,
+        emphasis: { focus: 'series' },
+        data: c.points.map(function (p) { return { value: [fx(p.x), p.y], p: p }; })
+      });
+      series.push({
+        name: c.policy, type: 'line', showSymbol: false, color: col, lineStyle: { width: 1.5 }, silent: true,
+        data: c.points.filter(function (p) { return p.f; }).map(function (p) { return [fx(p.x), p.y]; })
+      });
+    });
+    if (series.length && D.targets.length) {
+      series[0].markLine = {
+        silent: true, symbol: 'none', lineStyle: { type: 'dashed', color: '#777' },
+        label: { show: false }, // close targets' labels would overlap; the note above lists them
+        data: D.targets.map(function (t) { return { xAxis: fx(t) }; })
+      };
+    }
+    make('chart-mpc', {
+      grid: { left: 70, right: 150, top: 30, bottom: 76 },
+      legend: { orient: 'vertical', right: 10, top: 'middle', textStyle: text },
+      tooltip: {
+        trigger: 'item', confine: true,
+        formatter: function (d) {
+          var p = d.data.p;
+          if (!p) return '';
+          return '<b>' + d.seriesName + ':' + p.params + '</b><br>' +
+            'savings: ' + fmt(p.y, 3) + '%<br>' +
+            'max_pr: ' + pct(p.max_pr) + '<br>p99_pr: ' + pct(p.p99_pr) + '<br>mean_pr: ' + pct(p.mean_pr) + '<br>' +
+            'promotions: ' + fmt(p.promotions, 0) + '<br>saved page-windows: ' + fmt(p.saved, 0);
+        }
+      },
+      xAxis: merge(merge({ type: D.logX ? 'log' : 'value', min: D.logX ? floor : 0, scale: true,
+        axisLabel: { formatter: function (v) { return D.logX && v <= floor * 1.000001 ? '0' : fmt(v, 4); } } },
+        axisName(D.xLabel + ' (%)')), {}),
+      yAxis: merge({ type: 'value', min: 0 }, axisName('savings (% of alive page-windows)', 45)),
+      dataZoom: [{ type: 'inside', filterMode: 'none' }, { type: 'slider', height: 18, bottom: 6, filterMode: 'none' }],
+      series: series
+    });
+  })();
+
+  // 2. Per-window timeline of the chosen setting.
+  var zoom = [{ type: 'inside' }, { type: 'slider', height: 18, bottom: 6 }];
+  var winAxis = merge({ type: 'value', min: 0, max: Math.max(0, D.windows - 1) }, axisName('window (' + D.window + ' each)', 28));
+  function showTimeline(i) {
+    var t = D.timelines[i];
+    if (!t) return;
+    document.getElementById('setting-why').textContent = t.why ? '(' + t.why + ')' : '';
+    var target = D.targets.length ? D.targets[0] : null;
+    make('chart-pr', {
+      title: { text: 'Promotion rate: ' + t.label, left: 'center', textStyle: { fontSize: 13 } },
+      grid: { left: 70, right: 40, top: 56, bottom: 64 },
+      legend: { top: 24, textStyle: text },
+      tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmt(v, 4) + '%'; } },
+      dataZoom: zoom, xAxis: winAxis,
+      // The target line must stay in view even when every window is far below it.
+      yAxis: merge({ type: 'value', min: 0, max: function (v) { return target === null ? null : niceMax(Math.max(v.max, target)); } },
+        axisName('promotion rate (%)', 45)),
+      series: [
+        { name: 'promotion rate', type: 'line', showSymbol: false, lineStyle: { width: 1 }, data: t.pr,
+          markLine: target === null ? undefined : { silent: true, symbol: 'none', lineStyle: { type: 'dashed', color: '#555' },
+            label: { position: 'insideEndTop', formatter: 'target ' + fmt(target, 4) + '%', color: '#555' }, data: [{ yAxis: target }] } }
+      ]
+    });
+    make('chart-pages', {
+      title: { text: 'Pages: ' + t.label, left: 'center', textStyle: { fontSize: 13 } },
+      grid: { left: 80, right: 40, top: 56, bottom: 64 },
+      legend: { top: 24, textStyle: text },
+      tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmt(v, 0); } },
+      dataZoom: zoom, xAxis: winAxis,
+      yAxis: merge({ type: 'value', min: 0 }, axisName('pages', 55)),
+      series: [
+        { name: 'resident', type: 'line', showSymbol: false, lineStyle: { width: 1 }, data: t.resident },
+        { name: 'saved', type: 'line', showSymbol: false, lineStyle: { width: 1 }, areaStyle: { opacity: 0.15 }, data: t.saved },
+        { name: 'accessed', type: 'line', showSymbol: false, lineStyle: { width: 1 }, data: t.accessed }
+      ]
+    });
+  }
+  var sel = document.getElementById('setting');
+  sel.addEventListener('change', function () { showTimeline(+sel.value); });
+  showTimeline(0);
+  if (D.downsampled) {
+    document.getElementById('ds-note').textContent = 'The trace has ' + fmt(D.windows, 0) +
+      ' windows; charts draw each bucket\'s minimum and maximum (tables use every window).';
+  }
+
+  // 3. Working set and gap lengths.
+  make('chart-ws', {
+    grid: { left: 80, right: 20, top: 36, bottom: 64 },
+    legend: { top: 4, textStyle: text },
+    tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmt(v, 0); } },
+    dataZoom: zoom, xAxis: winAxis,
+    yAxis: merge({ type: 'value', min: 0 }, axisName('pages', 55)),
+    series: [
+      { name: 'accessed', type: 'line', showSymbol: false, lineStyle: { width: 1 }, data: D.accessed },
+      { name: 'alive', type: 'line', showSymbol: false, lineStyle: { width: 1 }, data: D.alive }
+    ]
+  });
+  var nz = function (xs) { return xs.map(function (x) { return x > 0 ? x : null; }); };
+  make('chart-gaps', {
+    grid: { left: 80, right: 20, top: 36, bottom: 84 },
+    legend: { top: 4, textStyle: text },
+    tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmt(v || 0, 0); } },
+    xAxis: merge({ type: 'category', data: D.gapLabels, axisLabel: { interval: 0, rotate: D.gapLabels.length > 8 ? 40 : 0 } },
+      axisName('idle length (windows)', 52)),
+    yAxis: merge({ type: 'log', min: 1 }, axisName('gaps', 55)),
+    series: [
+      { name: 'closed', type: 'bar', data: nz(D.closedGaps) },
+      { name: 'open', type: 'bar', data: nz(D.openGaps) }
+    ]
+  });
+  window.addEventListener('resize', function () { for (var id in charts) charts[id].resize(); });
+
+  // 4. Sortable tables.
+  Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), function (table) {
+    var ths = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(ths, function (th, col) {
+      th.addEventListener('click', function () {
+        var asc = th.getAttribute('aria-sort') !== 'ascending';
+        Array.prototype.forEach.call(ths, function (h) { h.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        var key = function (r) {
+          var td = r.cells[col];
+          if (!td) return null;
+          var v = td.hasAttribute('data-v') ? td.getAttribute('data-v') : td.textContent;
+          return v;
+        };
+        var numeric = rows.every(function (r) { var v = key(r); return v === null || v === '' || !isNaN(Number(v)); });
+        rows.sort(function (a, b) {
+          var x = key(a), y = key(b);
+          var ex = x === null || x === '', ey = y === null || y === '';
+          if (ex || ey) return ex === ey ? 0 : (ex ? 1 : -1); // empty last
+          var c = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+          return asc ? c : -c;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
+
+  // 5. Self-check.
+  for (var id in charts) {
+    var opt = charts[id].getOption();
+    var points = 0;
+    (opt.series || []).forEach(function (s) {
+      (s.data || []).forEach(function (d) { if (d !== null && d !== undefined) points++; });
+    });
+    var canvas = document.querySelector('#' + id + ' canvas');
+    var inked = 0;
+    if (canvas && canvas.width && canvas.height) {
+      var px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      for (var k = 3; k < px.length; k += 4) if (px[k] !== 0) inked++;
+    }
+    check.charts[id] = { series: (opt.series || []).length, points: points, canvas: !!canvas, inked: inked };
+  }
+  // A test opens the page with #sorttest: sort the best-setting table by
+  // savings, descending (two clicks), and record the order.
+  if (location.hash === '#sorttest') {
+    var th = document.querySelector('#best thead th:nth-child(4)');
+    th.click(); th.click();
+    check.sorted = Array.prototype.map.call(document.querySelectorAll('#best tbody tr'), function (r) {
+      return r.cells[3] && r.cells[3].hasAttribute('data-v') ? r.cells[3].getAttribute('data-v') : '';
+    });
+  }
+  check.resources = performance.getEntriesByType('resource').map(function (e) { return e.name; });
+  check.renderMs = performance.now() - t0;
+  check.sinceNavigationMs = performance.now();
+  document.getElementById('selfcheck').textContent = JSON.stringify(check);
+})();

@@ -1,0 +1,142 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"html"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"mdk/internal/testutil"
+	"mdk/result"
+)
+
+// selfCheck is what report.js writes into #selfcheck.
+type selfCheck struct {
+	Errors     []string `json:"errors"`
+	Violations []string `json:"violations"`
+	Resources  []string `json:"resources"`
+	Charts     map[string]struct {
+		Series int  `json:"series"`
+		Points int  `json:"points"`
+		Canvas bool `json:"canvas"`
+		Inked  int  `json:"inked"`
+	} `json:"charts"`
+	RenderMs float64  `json:"renderMs"`
+	Sorted   []string `json:"sorted"`
+}
+
+// chromiumArgs are the flags of the issue: headless, no sandbox (tests run
+// as root in containers), no GPU, no background network, fresh profile.
+func chromiumArgs(t *testing.T) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--no-first-run", "--disable-component-update", "--disable-sync", "--disable-default-apps",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
+}
+
+// openInBrowser loads url in headless chromium and returns the DOM after
+// the page's scripts ran, and chromium's log.
+func openInBrowser(t *testing.T, chromium, url string) (dom, log string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, append(chromiumArgs(t), "--dump-dom", url)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+var selfCheckRe = regexp.MustCompile(`(?s)<pre id="selfcheck"[^>]*>(.*?)</pre>`)
+
+func readSelfCheck(t *testing.T, dom string) selfCheck {
+	t.Helper()
+	m := selfCheckRe.FindStringSubmatch(dom)
+	if m == nil || strings.TrimSpace(m[1]) == "" {
+		t.Fatalf("the page's script did not finish: no self-check in the DOM")
+	}
+	var c selfCheck
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &c); err != nil {
+		t.Fatalf("self-check %q: %v", m[1], err)
+	}
+	return c
+}
+
+// TestReportInBrowser opens a report in headless chromium: no script
+// error, no console message, no network request, every chart drawn with
+// data, tables equal to the CSV, and header clicks sort the table.
+func TestReportInBrowser(t *testing.T) {
+	chromium := testutil.RequireTool(t, "chromium")
+	d := testReport(t)
+	targets := []float64{0.01, 0.02}
+	path := filepath.Join(t.TempDir(), "report.html")
+	var buf bytes.Buffer
+	// MaxPoints below the trace's 300 windows: the down-sampled path runs.
+	if err := Generate(&buf, d, Options{X: result.MaxPR, Targets: targets, LogX: true, MaxPoints: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, log := openInBrowser(t, chromium, "file://"+path+"#sorttest")
+	c := readSelfCheck(t, dom)
+	if len(c.Errors) > 0 {
+		t.Errorf("script errors: %q", c.Errors)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, ":CONSOLE(") {
+			t.Errorf("console message: %s", line)
+		}
+	}
+	if len(c.Violations) > 0 || len(c.Resources) > 0 {
+		t.Errorf("the page tried to load: blocked %q, loaded %q", c.Violations, c.Resources)
+	}
+	// The curves: a line and a scatter per policy.
+	wantSeries := map[string]int{"chart-mpc": 2 * 5, "chart-pr": 1, "chart-pages": 3, "chart-ws": 2, "chart-gaps": 2}
+	if len(c.Charts) != len(wantSeries) {
+		t.Errorf("%d charts drawn, want %d: %+v", len(c.Charts), len(wantSeries), c.Charts)
+	}
+	for id, n := range wantSeries {
+		ch, ok := c.Charts[id]
+		switch {
+		case !ok:
+			t.Errorf("chart %s not drawn", id)
+		case !ch.Canvas || ch.Inked < 1000:
+			t.Errorf("chart %s: canvas %v with %d inked pixels: looks empty", id, ch.Canvas, ch.Inked)
+		case ch.Series != n || ch.Points == 0:
+			t.Errorf("chart %s: %d series with %d points, want %d series with data", id, ch.Series, ch.Points, n)
+		}
+	}
+	if p := c.Charts["chart-ws"].Points; p > 2*100 {
+		t.Errorf("working-set chart draws %d points, want at most 2 x MaxPoints", p)
+	}
+	checkTablesAgainstCSV(t, dom, d.Results, result.MaxPR, targets)
+
+	// Sorted by savings, descending, empty cells ("no setting meets") last.
+	var last float64 = 2
+	seenEmpty := false
+	for i, v := range c.Sorted {
+		if v == "" {
+			seenEmpty = true
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f > last || seenEmpty {
+			t.Fatalf("table not sorted by savings after two clicks: %q (at %d)", c.Sorted, i)
+		}
+		last = f
+	}
+	if len(c.Sorted) != len(readTable(t, dom, "best")) {
+		t.Errorf("sort test saw %d rows", len(c.Sorted))
+	}
+	t.Logf("render %.0f ms", c.RenderMs)
+}

@@ -1,0 +1,15 @@
+// Package report renders mdk's results for people: publication-quality
+// figures of memory performance curves ([WritePlot], with gonum/plot) and one
+// self-contained HTML report per trace ([Generate]) that opens offline in a
+// browser, with its charts also available as SVG files ([WriteSVGs]).
+//
+// The report never computes a model number itself: every number in its
+// tables is printed from a [result.Result] with the same functions as the
+// CSV of `mdk mpc` (SPEC section 6), so table and CSV agree digit for digit.
+// Per-window series are down-sampled for display only, keeping
+// each bucket's minimum and maximum so no spike disappears.
+//
+// The HTML, CSS and JavaScript are real files under assets/, embedded with
+// go:embed and parsed once; the charting library is ECharts, vendored from
+// the npm registry (see assets/README.md for its version and licence).
+package report

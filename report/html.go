@@ -1,0 +1,399 @@
+package report
+
+import (
+	"cmp"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"mdk/mpc"
+	"mdk/result"
+	"mdk/stats"
+)
+
+//go:embed assets/report.html assets/report.css assets/report.js assets/echarts.common.min.js
+var assets embed.FS
+
+// Data is everything a report shows about one trace.
+type Data struct {
+	Trace   string       // the trace's path as given
+	SHA256  string       // hex SHA-256 of the trace file ("" if unknown, e.g. stdin)
+	Command string       // the command line that made the report
+	Version string       // mdk's version
+	Date    time.Time    // when the report was made
+	Stats   *stats.Stats // the trace's summary (stats.Compute)
+	// Results are every setting's results on the trace (mpc.Generate), all
+	// with the same per-window arrays' length.
+	Results []*result.Result
+}
+
+// Options choose what a report shows.
+type Options struct {
+	X       result.Stat // x statistic of the curves and the table; "" means max_pr
+	LogX    bool        // logarithmic x axis for the curves
+	Targets []float64   // promotion-rate targets (fractions); nil means mpc.DefaultTargets
+	// Settings are the settings whose per-window timelines are shown, as
+	// "policy:params" (e.g. "age:A=20"); nil means each policy's best at the
+	// first target (or, if none meets it, its setting with the lowest
+	// statistic).
+	Settings []string
+	// MaxPoints caps the points of each per-window series drawn (0 means
+	// DefaultMaxPoints). Tables always use the full results.
+	MaxPoints int
+}
+
+// DefaultMaxPoints is the default cap on displayed points per series.
+const DefaultMaxPoints = 2000
+
+func (o Options) withDefaults() Options {
+	if o.X == "" {
+		o.X = result.MaxPR
+	}
+	if o.Targets == nil {
+		o.Targets = mpc.DefaultTargets
+	}
+	if o.MaxPoints <= 0 {
+		o.MaxPoints = DefaultMaxPoints
+	}
+	return o
+}
+
+var (
+	tmplOnce sync.Once
+	tmpl     *template.Template
+	tmplErr  error
+)
+
+func parseTemplate() (*template.Template, error) {
+	tmplOnce.Do(func() {
+		tmpl, tmplErr = template.New("report.html").Funcs(template.FuncMap{
+			"pct":   func(f float64) string { return strconv.FormatFloat(100*f, 'f', 3, 64) },
+			"raw":   result.FormatFloat,
+			"ratep": formatPercent,
+			"int":   intString,
+			"bytes": formatBytes,
+		}).ParseFS(assets, "assets/report.html")
+	})
+	return tmpl, tmplErr
+}
+
+// page is the template's data.
+type page struct {
+	D        *Data
+	O        Options
+	Date     string
+	XLabel   string
+	Best     []bestRow
+	All      [][]string
+	Header   []string
+	CSS      template.CSS
+	ECharts  template.JS
+	Script   template.JS
+	Payload  template.JS
+	Chosen   []string
+	Warnings []string
+}
+
+type bestRow struct {
+	Policy, Params string
+	Target         float64
+	Found          bool
+	Savings, Stat  float64
+	Headroom       float64
+	HasHeadroom    bool
+	Promotions     int64
+	AvgSavedBytes  float64
+}
+
+// Generate writes the HTML report of data to w: one self-contained file
+// (every script and style inline, no network access when opened).
+func Generate(w io.Writer, data *Data, opts Options) error {
+	if data == nil || data.Stats == nil {
+		return errors.New("report: no trace statistics")
+	}
+	if len(data.Results) == 0 {
+		return errors.New("report: no results")
+	}
+	opts = opts.withDefaults()
+	if _, ok := result.ParseStat(string(opts.X)); !ok {
+		return fmt.Errorf("report: unknown statistic %q", opts.X)
+	}
+	t, err := parseTemplate()
+	if err != nil {
+		return fmt.Errorf("report: template: %w", err)
+	}
+	chosen, warn, err := chooseTimelines(data.Results, opts)
+	if err != nil {
+		return err
+	}
+	recs := make(map[*result.Result]result.Record, len(data.Results))
+	for _, r := range data.Results {
+		recs[r] = r.Record(false)
+	}
+	pl, err := json.Marshal(buildPayload(data, opts, chosen, recs))
+	if err != nil {
+		return err
+	}
+	css, _ := assets.ReadFile("assets/report.css")
+	js, _ := assets.ReadFile("assets/report.js")
+	ech, _ := assets.ReadFile("assets/echarts.common.min.js")
+	pg := page{
+		D: data, O: opts,
+		Date:     data.Date.UTC().Format(time.RFC3339),
+		XLabel:   statLabel(opts.X),
+		Header:   result.CSVHeader,
+		CSS:      template.CSS(css),
+		ECharts:  template.JS(ech),
+		Script:   template.JS(js),
+		Payload:  template.JS(pl),
+		Warnings: warn,
+	}
+	for _, c := range chosen {
+		pg.Chosen = append(pg.Chosen, c.r.Policy+":"+c.r.Params)
+	}
+	for _, c := range mpc.Choose(data.Results, opts.X, opts.Targets) {
+		row := bestRow{Policy: c.Policy, Target: c.Target, Headroom: c.Headroom, HasHeadroom: c.HasHeadroom}
+		if c.Best != nil {
+			row.Found = true
+			row.Params = c.Best.Params
+			row.Savings = c.Best.Savings()
+			row.Stat = c.Best.Stat(opts.X)
+			row.Promotions = c.Best.TotalPromotions()
+			row.AvgSavedBytes = c.Best.AvgSavedBytes()
+		}
+		pg.Best = append(pg.Best, row)
+	}
+	for _, r := range data.Results {
+		pg.All = append(pg.All, recs[r].CSVRow())
+	}
+	return t.Execute(w, pg)
+}
+
+// timeline is a setting chosen for the per-window charts.
+type timeline struct {
+	r   *result.Result
+	why string
+}
+
+func chooseTimelines(rs []*result.Result, o Options) ([]timeline, []string, error) {
+	var out []timeline
+	var warn []string
+	if o.Settings != nil {
+		for _, s := range o.Settings {
+			i := slices.IndexFunc(rs, func(r *result.Result) bool { return r.Policy+":"+r.Params == s })
+			if i < 0 {
+				return nil, nil, fmt.Errorf("report: setting %q is not among the results", s)
+			}
+			out = append(out, timeline{rs[i], "chosen"})
+		}
+		return out, nil, nil
+	}
+	names, groups := mpc.Group(rs)
+	t := o.Targets[0]
+	for _, name := range names {
+		if b := mpc.Best(groups[name], o.X, t); b != nil {
+			out = append(out, timeline{b, "best at " + string(o.X) + " ≤ " + formatPercent(t)})
+			continue
+		}
+		low := slices.MinFunc(groups[name], func(a, b *result.Result) int {
+			return cmp.Or(cmp.Compare(a.Stat(o.X), b.Stat(o.X)), -cmp.Compare(a.Savings(), b.Savings()))
+		})
+		out = append(out, timeline{low, "lowest " + string(o.X) + "; none meets " + formatPercent(t)})
+		warn = append(warn, fmt.Sprintf("no %s setting meets %s ≤ %s; its timeline shows the setting with the lowest %s", name, o.X, formatPercent(t), o.X))
+	}
+	return out, warn, nil
+}
+
+// payload is the JSON the page's script draws from. Percentages are
+// rounded for display only.
+type payload struct {
+	X             string    `json:"x"`
+	XLabel        string    `json:"xLabel"`
+	LogX          bool      `json:"logX"`
+	Targets       []float64 `json:"targets"` // percent
+	Window        string    `json:"window"`
+	Windows       int       `json:"windows"`
+	Downsampled   bool      `json:"downsampled"`
+	Curves        []jsCurve `json:"curves"`
+	Timelines     []jsTimes `json:"timelines"`
+	Accessed      [][2]any  `json:"accessed"`
+	Alive         [][2]any  `json:"alive"`
+	GapLabels     []string  `json:"gapLabels"`
+	ClosedGaps    []int64   `json:"closedGaps"`
+	OpenGaps      []int64   `json:"openGaps"`
+	PageSizeBytes int       `json:"pageSize"`
+}
+
+type jsCurve struct {
+	Policy string    `json:"policy"`
+	Points []jsPoint `json:"points"`
+}
+
+type jsPoint struct {
+	X          float64 `json:"x"` // statistic, percent
+	Y          float64 `json:"y"` // savings, percent
+	Params     string  `json:"params"`
+	MaxPR      float64 `json:"max_pr"`
+	P99PR      float64 `json:"p99_pr"`
+	MeanPR     float64 `json:"mean_pr"`
+	Promotions int64   `json:"promotions"`
+	Saved      int64   `json:"saved"`
+	Frontier   bool    `json:"f,omitempty"` // on the policy's Pareto frontier (see WritePlot)
+}
+
+type jsTimes struct {
+	Label    string   `json:"label"`
+	Why      string   `json:"why"`
+	PR       [][2]any `json:"pr"` // percent
+	Accessed [][2]any `json:"accessed"`
+	Resident [][2]any `json:"resident"`
+	Saved    [][2]any `json:"saved"`
+}
+
+// round keeps 4 significant digits: enough for a chart, much shorter JSON.
+func round(x float64) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 4, 64), 64)
+	return v
+}
+
+func pairs(v []float64, maxPoints int, isInt bool) [][2]any {
+	pts := downsample(v, maxPoints)
+	out := make([][2]any, len(pts))
+	for i, p := range pts {
+		if isInt {
+			out[i] = [2]any{p.W, int64(p.V)}
+		} else {
+			out[i] = [2]any{p.W, round(p.V)}
+		}
+	}
+	return out
+}
+
+func ints(xs []int64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// buildPayload collects what the charts draw; recs, if not nil, holds the
+// results' records (saving a sort per percentile).
+func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result]result.Record) payload {
+	p := payload{
+		X:             string(o.X),
+		XLabel:        statLabel(o.X),
+		LogX:          o.LogX,
+		Window:        d.Stats.Window,
+		PageSizeBytes: d.Stats.PageSize,
+	}
+	for _, t := range o.Targets {
+		p.Targets = append(p.Targets, round(100*t))
+	}
+	names, groups := mpc.Group(d.Results)
+	for _, name := range names {
+		c := jsCurve{Policy: name}
+		for _, r := range groups[name] {
+			rec, ok := recs[r]
+			if !ok {
+				rec = r.Record(false)
+			}
+			x := map[result.Stat]float64{result.MaxPR: float64(rec.MaxPR), result.P99PR: float64(rec.P99PR),
+				result.P98PR: float64(rec.P98PR), result.MeanPR: float64(rec.MeanPR)}[o.X]
+			c.Points = append(c.Points, jsPoint{
+				X: round(100 * x), Y: round(100 * float64(rec.Savings)), Params: r.Params,
+				MaxPR: float64(rec.MaxPR), P99PR: float64(rec.P99PR), MeanPR: float64(rec.MeanPR),
+				Promotions: rec.Promotions, Saved: rec.SavedPageWindows,
+			})
+		}
+		slices.SortStableFunc(c.Points, func(a, b jsPoint) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y)) })
+		for _, i := range frontier(c.Points, func(p jsPoint) (float64, float64) { return p.X, p.Y }) {
+			c.Points[i].Frontier = true
+		}
+		p.Curves = append(p.Curves, c)
+	}
+	r0 := d.Results[0]
+	p.Windows = r0.Windows()
+	p.Downsampled = p.Windows > o.MaxPoints
+	p.Accessed = pairs(ints(r0.Accessed), o.MaxPoints, true)
+	p.Alive = pairs(ints(r0.AlivePerWindow), o.MaxPoints, true)
+	for _, t := range chosen {
+		r := t.r
+		n := r.Windows()
+		pr := make([]float64, n)
+		res := make([]float64, n)
+		for w := range n {
+			pr[w] = 100 * r.PR(w)
+			res[w] = float64(r.AlivePerWindow[w] - r.SavedPerWindow[w])
+		}
+		p.Timelines = append(p.Timelines, jsTimes{
+			Label:    r.Policy + ":" + r.Params,
+			Why:      t.why,
+			PR:       pairs(pr, o.MaxPoints, false),
+			Accessed: pairs(ints(r.Accessed), o.MaxPoints, true),
+			Resident: pairs(res, o.MaxPoints, true),
+			Saved:    pairs(ints(r.SavedPerWindow), o.MaxPoints, true),
+		})
+	}
+	for b := range d.Stats.ClosedGapHist {
+		p.GapLabels = append(p.GapLabels, d.Stats.ClosedGapHist[b].Label())
+		p.ClosedGaps = append(p.ClosedGaps, d.Stats.ClosedGapHist[b].Count)
+		p.OpenGaps = append(p.OpenGaps, d.Stats.OpenGapHist[b].Count)
+	}
+	return p
+}
+
+// groupDigits prints n with thin spaces between groups of three digits.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString("\u2009")
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// formatBytes prints a byte count with a binary unit (KiB, MiB, ...).
+func formatBytes(x float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for math.Abs(x) >= 1024 && i < len(units)-1 {
+		x /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.FormatFloat(x, 'f', 0, 64) + " B"
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64) + " " + units[i]
+}
+
+// intString prints an int or int64 with grouped digits.
+func intString(n any) string {
+	switch n := n.(type) {
+	case int:
+		return groupDigits(int64(n))
+	case int64:
+		return groupDigits(n)
+	}
+	return fmt.Sprint(n)
+}
