@@ -22,7 +22,7 @@ type Format struct {
 }
 
 // formats lists the known formats; the first is the default for output.
-var formats = []*Format{}
+var formats = []*Format{textFormat, binaryFormat}
 
 // Formats returns the known formats.
 func Formats() []*Format { return formats }

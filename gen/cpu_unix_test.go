@@ -1,0 +1,18 @@
+//go:build unix
+
+package gen_test
+
+import (
+	"syscall"
+	"time"
+)
+
+// cpuTime returns the CPU time (user + system) this process has used, so
+// benchmarks can report throughput per core on a busy machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,258 @@
+package trace
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+)
+
+// binaryWriter writes the binary format of docs/trace-format.md.
+//
+// It renumbers its input to the canonical form (new pages of a window sorted
+// by (space, page), lists sorted by ID), so the file depends only on the
+// event sets. remap maps input IDs to file IDs; it stays nil while the input
+// is already canonical, which is the common case (every mdk reader and
+// generator produces canonical windows), and then costs nothing.
+type binaryWriter struct {
+	w       io.Writer
+	h       Header
+	next    int      // index of the next window
+	pages   int      // pages announced so far
+	remap   []uint32 // input ID -> file ID, nil while the identity
+	order   []int    // scratch: new pages in canonical order
+	rank    []uint32 // scratch: canonical rank of each new page
+	scratch []uint32 // scratch: a remapped list
+	raw     []byte   // the uncompressed payload
+	block   []byte   // the whole block as written
+	err     error    // sticky error
+	closed  bool
+}
+
+// NewBinaryWriter returns a writer of the binary trace format (version
+// [BinaryVersion], docs/trace-format.md) to w, and writes the file header.
+//
+// Each WriteWindow issues exactly one Write of a complete block and keeps
+// nothing buffered, so a file whose writer dies is readable up to the last
+// window whose WriteWindow returned. Close writes the end block; it does not
+// close w. When h.Windows is not 0 exactly that many windows must be written.
+func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
+	if _, _, err := zstdCoders(); err != nil {
+		return nil, fmt.Errorf("trace: binary writer: %w", err)
+	}
+	switch {
+	case h.PageSize < 1:
+		return nil, fmt.Errorf("trace: binary writer: page size %d is not positive", h.PageSize)
+	case h.Window <= 0:
+		return nil, fmt.Errorf("trace: binary writer: window length %v is not positive", h.Window)
+	case h.Windows < 0 || uint64(h.Windows) > maxWindows:
+		return nil, fmt.Errorf("trace: binary writer: window count %d out of range 0..%d", h.Windows, uint64(maxWindows))
+	case len(h.Source) > maxHeaderBytes-64:
+		return nil, fmt.Errorf("trace: binary writer: source description of %d bytes is too long (max %d)", len(h.Source), maxHeaderBytes-64)
+	}
+	bw := &binaryWriter{w: w, h: h}
+	fields := binary.AppendUvarint(nil, uint64(h.PageSize))
+	fields = binary.AppendUvarint(fields, uint64(h.Window))
+	fields = binary.AppendUvarint(fields, uint64(h.Windows))
+	fields = binary.AppendUvarint(fields, uint64(len(h.Source)))
+	fields = append(fields, h.Source...)
+
+	buf := append([]byte(nil), BinaryMagic...)
+	buf = binary.LittleEndian.AppendUint32(buf, BinaryVersion)
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(fields)))
+	buf = append(buf, fields...)
+	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf[len(BinaryMagic):], castagnoli))
+	if _, err := w.Write(buf); err != nil {
+		return nil, fmt.Errorf("trace: write binary header: %w", err)
+	}
+	return bw, nil
+}
+
+func (bw *binaryWriter) fail(format string, args ...any) error {
+	bw.err = fmt.Errorf("trace: binary writer: window %d: %s", bw.next, fmt.Sprintf(format, args...))
+	return bw.err
+}
+
+func pageLess(a, b Page) bool { return a.Space < b.Space || a.Space == b.Space && a.Page < b.Page }
+
+func comparePages(a, b Page) int {
+	if c := cmp.Compare(a.Space, b.Space); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Page, b.Page)
+}
+
+// WriteWindow encodes win as one block and writes it with one Write.
+//
+// The steps:
+//  1. put the new pages in (space, page) order, extending remap if that
+//     changed their IDs;
+//  2. encode the new pages, then each list mapped through remap and sorted;
+//  3. compress, checksum, write.
+func (bw *binaryWriter) WriteWindow(win *Window) error {
+	if bw.err != nil {
+		return bw.err
+	}
+	if bw.closed {
+		return bw.fail("write after Close")
+	}
+	if win.Index != bw.next {
+		return bw.fail("got window index %d, want %d", win.Index, bw.next)
+	}
+	if bw.h.Windows > 0 && bw.next >= bw.h.Windows {
+		return bw.fail("the header declares only %d windows", bw.h.Windows)
+	}
+	if uint64(bw.next) >= maxWindows {
+		return bw.fail("too many windows (max %d)", uint64(maxWindows))
+	}
+	base, n := bw.pages, len(win.New)
+	if uint64(base)+uint64(n) > maxPages {
+		return bw.fail("too many pages (max %d)", uint64(maxPages))
+	}
+	total := uint64(base + n)
+
+	// Step 1.
+	sorted := true
+	for i := 1; i < n; i++ {
+		if !pageLess(win.New[i-1], win.New[i]) {
+			sorted = false
+			break
+		}
+	}
+	bw.order = bw.order[:0]
+	for i := range n {
+		bw.order = append(bw.order, i)
+	}
+	if !sorted {
+		slices.SortStableFunc(bw.order, func(a, b int) int { return comparePages(win.New[a], win.New[b]) })
+		for k := 1; k < n; k++ {
+			if win.New[bw.order[k-1]] == win.New[bw.order[k]] {
+				return bw.fail("page %v announced twice as new", win.New[bw.order[k]])
+			}
+		}
+		if bw.remap == nil {
+			bw.remap = make([]uint32, base, max(2*base, 1024))
+			for i := range bw.remap {
+				bw.remap[i] = uint32(i)
+			}
+		}
+		bw.rank = slices.Grow(bw.rank[:0], n)[:n]
+		for k, i := range bw.order {
+			bw.rank[i] = uint32(base + k)
+		}
+		bw.remap = append(bw.remap, bw.rank...)
+	} else if bw.remap != nil {
+		for i := range n {
+			bw.remap = append(bw.remap, uint32(base+i))
+		}
+	}
+
+	// Step 2.
+	raw := binary.AppendUvarint(bw.raw[:0], uint64(n))
+	var prev Page
+	for _, i := range bw.order {
+		p := win.New[i]
+		if p.Space != prev.Space {
+			raw = binary.AppendUvarint(raw, uint64(p.Space-prev.Space))
+			raw = binary.AppendUvarint(raw, p.Page)
+		} else {
+			raw = append(raw, 0)
+			raw = binary.AppendUvarint(raw, p.Page-prev.Page)
+		}
+		prev = p
+	}
+	for _, l := range [...]struct {
+		kind Kind
+		ids  []uint32
+	}{{Access, win.Accessed}, {Birth, win.Born}, {Free, win.Freed}} {
+		ids := l.ids
+		if bw.remap != nil || !slices.IsSorted(ids) {
+			bw.scratch = bw.scratch[:0]
+			for _, id := range ids {
+				if uint64(id) >= total {
+					return bw.fail("%s list: page ID %d not announced (%d pages so far)", l.kind, id, total)
+				}
+				if bw.remap != nil {
+					id = bw.remap[id]
+				}
+				bw.scratch = append(bw.scratch, id)
+			}
+			slices.Sort(bw.scratch)
+			ids = bw.scratch
+		}
+		raw = binary.AppendUvarint(raw, uint64(len(ids)))
+		next := uint64(0)
+		for _, id := range ids {
+			v := uint64(id)
+			if v < next {
+				return bw.fail("%s list: page %v listed twice", l.kind, bw.pageOf(win, id))
+			}
+			if v >= total {
+				return bw.fail("%s list: page ID %d not announced (%d pages so far)", l.kind, id, total)
+			}
+			raw = binary.AppendUvarint(raw, v-next)
+			next = v + 1
+		}
+	}
+	bw.raw = raw
+	if len(raw) > maxBlockBytes {
+		return bw.fail("payload of %d bytes exceeds the format's limit of %d", len(raw), maxBlockBytes)
+	}
+
+	// Step 3.
+	enc, _, _ := zstdCoders()
+	block := append(bw.block[:0], make([]byte, blockHeaderSize)...)
+	block = enc.EncodeAll(raw, block)
+	c := len(block) - blockHeaderSize
+	if c > maxBlockBytes {
+		return bw.fail("compressed payload of %d bytes exceeds the format's limit of %d", c, maxBlockBytes)
+	}
+	block[0] = tagWindow
+	binary.LittleEndian.PutUint32(block[1:], uint32(bw.next))
+	binary.LittleEndian.PutUint32(block[5:], uint32(len(raw)))
+	binary.LittleEndian.PutUint32(block[9:], uint32(c))
+	crc := crc32.Update(crc32.Checksum(block[:13], castagnoli), castagnoli, block[blockHeaderSize:])
+	binary.LittleEndian.PutUint32(block[13:], crc)
+	bw.block = block
+	if _, err := bw.w.Write(block); err != nil {
+		bw.err = fmt.Errorf("trace: write window %d: %w", bw.next, err)
+		return bw.err
+	}
+	bw.pages += n
+	bw.next++
+	return nil
+}
+
+// pageOf names a file ID for an error message, as well as it can.
+func (bw *binaryWriter) pageOf(win *Window, fileID uint32) string {
+	if i := int(fileID) - bw.pages; i >= 0 && i < len(bw.order) {
+		return win.New[bw.order[i]].String()
+	}
+	return fmt.Sprintf("ID %d", fileID)
+}
+
+// Close writes the end block. It does not close the underlying writer.
+func (bw *binaryWriter) Close() error {
+	if bw.err != nil {
+		return bw.err
+	}
+	if bw.closed {
+		return nil
+	}
+	if bw.h.Windows > 0 && bw.next != bw.h.Windows {
+		bw.err = fmt.Errorf("trace: binary writer: closed after %d windows, but the header declares %d", bw.next, bw.h.Windows)
+		return bw.err
+	}
+	var end [endBlockSize]byte
+	end[0] = tagEnd
+	binary.LittleEndian.PutUint32(end[1:], uint32(bw.next))
+	binary.LittleEndian.PutUint32(end[5:], crc32.Checksum(end[:5], castagnoli))
+	if _, err := bw.w.Write(end[:]); err != nil {
+		bw.err = fmt.Errorf("trace: write end block: %w", err)
+		return bw.err
+	}
+	bw.closed = true
+	return nil
+}
