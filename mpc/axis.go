@@ -3,6 +3,8 @@ package mpc
 import (
 	"slices"
 	"sort"
+
+	"mdk/trace"
 )
 
 // tableSize bounds the lookup tables that map a gap's idle length or prior
@@ -13,9 +15,10 @@ const tableSize = 1 << 12
 // intAxis is the sorted distinct values of one integer parameter (windows;
 // trace.Inf allowed).
 type intAxis struct {
-	vals []int
-	le   []int32 // le[v] = #{x <= v} for 0 <= v < tableSize
-	lt   []int32 // lt[v] = #{x < v}
+	vals  []int
+	le    []int32 // le[v] = #{x <= v} for 0 <= v < tableSize
+	lt    []int32 // lt[v] = #{x < v}
+	ltInf int     // #{x < trace.Inf}: the class of a life's first touch
 }
 
 func newIntAxis(xs []int) *intAxis {
@@ -27,6 +30,7 @@ func newIntAxis(xs []int) *intAxis {
 		a.le[v] = int32(a.searchLE(v))
 		a.lt[v] = int32(a.searchLT(v))
 	}
+	a.ltInf = a.searchLT(trace.Inf)
 	return a
 }
 
@@ -52,6 +56,9 @@ func (a *intAxis) countLE(v int) int {
 func (a *intAxis) countLT(v int) int {
 	if v >= 0 && v < tableSize {
 		return int(a.lt[v])
+	}
+	if v == trace.Inf {
+		return a.ltInf
 	}
 	if v < 0 {
 		return 0

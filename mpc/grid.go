@@ -61,12 +61,14 @@ func suffix1(x []int64, n int) []int64 {
 // g - wait. With ia = #{P < d} and ib = #{wait <= g}, those are the settings
 // (a, b) with a < ia and b < ib.
 type paw struct {
+	groupOnly
 	ps     []policy.PAW
 	pa, wa *intAxis
+	cls    []int // prior class -> ia
 	g      *grid
 }
 
-func newPAW(ps []policy.PAW) *paw {
+func newPAW(ps []policy.PAW, classes classAxis) *paw {
 	var P, Wt []int
 	for _, p := range ps {
 		P = append(P, p.P)
@@ -74,22 +76,23 @@ func newPAW(ps []policy.PAW) *paw {
 	}
 	e := &paw{ps: ps, pa: newIntAxis(P), wa: newIntAxis(Wt)}
 	e.g = newGrid(len(e.pa.vals), len(e.wa.vals))
+	e.cls = classes.project(e.pa)
 	return e
 }
 
-func (e *paw) needsFeatures() bool  { return false }
-func (e *paw) newWindow(w int)      { e.g.a.newWindow(w) }
-func (e *paw) endWindow(int, int64) {}
+func (e *paw) needsFeatures() bool { return false }
 
-func (e *paw) gaps(gs []packedGap, _ [][6]int32) {
-	for _, g := range gs {
-		ia := e.pa.countLT(priorOf(g))
-		ib := e.wa.countLE(int(g.idle))
+func (e *paw) group(end int, closed bool, es []histEntry) {
+	for _, x := range es {
+		ia := e.cls[x.pc]
+		ib := e.wa.countLE(int(x.idle))
 		if ia > 0 && ib > 0 {
-			e.g.a.add(e.g.cell(ia, ib), g)
+			e.g.a.addN(e.g.cell(ia, ib), x, end, closed)
 		}
 	}
 }
+func (e *paw) newWindow(w int)      { e.g.a.newWindow(w) }
+func (e *paw) endWindow(int, int64) {}
 
 func (e *paw) finish(W int) ([]int64, [][]int64, [][]int64) {
 	cum := func(row []int64) []int64 { return e.g.cumulate(row, true) }
@@ -111,13 +114,15 @@ func (e *paw) finish(W int) ([]int64, [][]int64, [][]int64) {
 // with a >= ia act as age(A): with ib = #{A <= g}, those with b < ib reclaim
 // it, saving g - A.
 type pace struct {
+	groupOnly
 	ps     []policy.PACE
 	pa, aa *intAxis
-	at     *acc // reclaimed at the touch, by ia
+	cls    []int // prior class -> ia
+	at     *acc  // reclaimed at the touch, by ia
 	g      *grid
 }
 
-func newPACE(ps []policy.PACE) *pace {
+func newPACE(ps []policy.PACE, classes classAxis) *pace {
 	var P, A []int
 	for _, p := range ps {
 		P = append(P, p.P)
@@ -126,29 +131,30 @@ func newPACE(ps []policy.PACE) *pace {
 	e := &pace{ps: ps, pa: newIntAxis(P), aa: newIntAxis(A)}
 	e.g = newGrid(len(e.pa.vals), len(e.aa.vals))
 	e.at = newAcc(len(e.pa.vals) + 1)
+	e.cls = classes.project(e.pa)
 	return e
 }
 
-func (e *pace) needsFeatures() bool  { return false }
+func (e *pace) needsFeatures() bool { return false }
+
+func (e *pace) group(end int, closed bool, es []histEntry) {
+	nP := len(e.pa.vals)
+	for _, x := range es {
+		ia := e.cls[x.pc]
+		if ia > 0 {
+			e.at.addN(ia, x, end, closed)
+		}
+		if ia < nP {
+			if ib := e.aa.countLE(int(x.idle)); ib > 0 {
+				e.g.a.addN(e.g.cell(ia, ib), x, end, closed)
+			}
+		}
+	}
+}
 func (e *pace) endWindow(int, int64) {}
 func (e *pace) newWindow(w int) {
 	e.g.a.newWindow(w)
 	e.at.newWindow(w)
-}
-
-func (e *pace) gaps(gs []packedGap, _ [][6]int32) {
-	nP := len(e.pa.vals)
-	for _, g := range gs {
-		ia := e.pa.countLT(priorOf(g))
-		if ia > 0 {
-			e.at.add(ia, g)
-		}
-		if ia < nP {
-			if ib := e.aa.countLE(int(g.idle)); ib > 0 {
-				e.g.a.add(e.g.cell(ia, ib), g)
-			}
-		}
-	}
 }
 
 func (e *pace) finish(W int) ([]int64, [][]int64, [][]int64) {

@@ -23,6 +23,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
+	"runtime"
 
 	"mdk/policy"
 	"mdk/result"
@@ -40,8 +42,13 @@ type Options struct {
 type engine interface {
 	// newWindow is called before window w's gaps.
 	newWindow(w int)
-	// gaps adds gaps in order; fs holds their features if needsFeatures.
+	// gaps adds gaps in order, one by one, to an engine that needsGaps;
+	// fs holds their features if needsFeatures.
 	gaps(gs []packedGap, fs [][6]int32)
+	// group adds gaps by histogram to an engine that does not needGaps:
+	// all end in window end, and are closed or open.
+	group(end int, closed bool, es []histEntry)
+	needsGaps() bool
 	// endWindow is called after window w's gaps, with |A_w|.
 	endWindow(w int, accessed int64)
 	// finish returns each setting's saved page-windows, per-window
@@ -61,24 +68,54 @@ type engine interface {
 // on up to GOMAXPROCS worker goroutines (each engine on one worker, so each
 // sees the gaps in order).
 func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, opts Options) ([]*result.Result, error) {
-	engines, slots, err := plan(settings)
+	engines, slots, classes, err := plan(settings)
 	if err != nil {
 		return nil, err
 	}
 	h := r.Header()
-	needFeat := false
+	needFeat, perGap, hist := false, false, false
 	for _, e := range engines {
 		needFeat = needFeat || e.needsFeatures()
+		perGap = perGap || e.needsGaps()
+		hist = hist || !e.needsGaps()
 	}
 	p := newPipeline(engines, needFeat)
-	wk := trace.NewWalker()
+	// The walkers: one, or, when every engine takes histograms, one per
+	// core on its shard of the pages (the histograms are additive).
+	shards := 1
+	if !perGap && runtime.GOMAXPROCS(0) >= 2 {
+		shards = 2
+	}
+	walkers := make([]*trace.Walker, shards)
+	hgs := make([]*histo, shards)
+	for s := range walkers {
+		walkers[s] = trace.NewShardWalker(uint32(s), uint(bits.Len(uint(shards-1))))
+		hgs[s] = newHisto(classes)
+	}
+	wk, hg := walkers[0], hgs[0]
 	var feats [][6]int32
-	wk.OnGap = func(g trace.Gap) {
-		var f *[6]int32
-		if needFeat {
-			f = &feats[g.Page]
+	switch {
+	case perGap && hist:
+		wk.OnGap = func(g trace.Gap) {
+			var f *[6]int32
+			if needFeat {
+				f = &feats[g.Page]
+			}
+			p.gap(g, f)
+			hg.add(g)
 		}
-		p.gap(g, f)
+	case perGap:
+		wk.OnGap = func(g trace.Gap) {
+			var f *[6]int32
+			if needFeat {
+				f = &feats[g.Page]
+			}
+			p.gap(g, f)
+		}
+	default:
+		for s := range walkers {
+			walkers[s].OnGap = hgs[s].add
+		}
 	}
 	if needFeat {
 		wk.OnTouch = func(page uint32, t, prior int, born bool) {
@@ -94,6 +131,15 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 			h[0] = int32(prior)
 		}
 	}
+	walk := newShardRunner(walkers)
+	defer walk.stop()
+	var es []histEntry
+	alivePageWins := func() (n int64) {
+		for _, w := range walkers {
+			n += w.Counts.AlivePageWins
+		}
+		return n
+	}
 	var accessed, alive []int64
 	for {
 		win, err := r.Read()
@@ -108,18 +154,36 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 			return nil, err
 		}
 		p.mark(markNew, win.Index, 0)
-		before := wk.Counts.AlivePageWins
-		wk.Window(win)
+		for _, hg := range hgs {
+			hg.grow(win.Index)
+		}
+		before := alivePageWins()
+		walk.window(win)
 		a := int64(len(win.Accessed))
 		accessed = append(accessed, a)
-		alive = append(alive, wk.Counts.AlivePageWins-before)
+		alive = append(alive, alivePageWins()-before)
+		if hist {
+			for _, hg := range hgs {
+				es = hg.drain(true, es[:0])
+				p.group(win.Index, true, es)
+				es = hg.drain(false, es[:0])
+				p.group(win.Index+1, false, es)
+			}
+		}
 		p.mark(markEnd, win.Index, a)
 		if opts.Progress != nil {
 			opts.Progress(win.Index+1, h.Windows)
 		}
 	}
-	wk.Finish()
+	walk.window(nil) // Finish
+	if hist {
+		for _, hg := range hgs {
+			es = hg.drain(false, es[:0])
+			p.group(len(accessed), false, es)
+		}
+	}
 	p.stop()
+	L := alivePageWins()
 	W := len(accessed)
 	out := make([]*result.Result, len(settings))
 	for ei, e := range engines {
@@ -131,7 +195,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 				Promotions:     proms[k],
 				Accessed:       accessed,
 				Saved:          saved[k],
-				Alive:          wk.Counts.AlivePageWins,
+				Alive:          L,
 				PageSize:       int64(h.PageSize),
 				SavedPerWindow: perWin[k],
 				AlivePerWindow: alive,
@@ -143,7 +207,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 
 // plan groups settings into engines; slots[e] lists the indexes in settings
 // handled by engine e, in the engine's order.
-func plan(settings []policy.Setting) ([]engine, [][]int, error) {
+func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
 	type group struct {
 		idx []int
 	}
@@ -162,10 +226,21 @@ func plan(settings []policy.Setting) ([]engine, [][]int, error) {
 	for _, s := range settings {
 		if v, ok := s.(interface{ Validate() error }); ok {
 			if err := v.Validate(); err != nil {
-				return nil, nil, err
+				return nil, nil, classAxis{}, err
 			}
 		}
 	}
+	// The class axis: every P value of the grid policies.
+	var ps []int
+	for _, s := range settings {
+		switch p := s.(type) {
+		case policy.PAW:
+			ps = append(ps, p.P)
+		case policy.PACE:
+			ps = append(ps, p.P)
+		}
+	}
+	classes := classAxis{newIntAxis(ps)}
 	var engines []engine
 	var slots [][]int
 	for _, name := range order {
@@ -183,19 +258,19 @@ func plan(settings []policy.Setting) ([]engine, [][]int, error) {
 			for k, i := range g.idx {
 				ps[k] = settings[i].(policy.PAW)
 			}
-			e = newPAW(ps)
+			e = newPAW(ps, classes)
 		case policy.PACE:
 			ps := make([]policy.PACE, len(g.idx))
 			for k, i := range g.idx {
 				ps[k] = settings[i].(policy.PACE)
 			}
-			e = newPACE(ps)
+			e = newPACE(ps, classes)
 		default:
 			ps := make([]policy.OneParam, len(g.idx))
 			for k, i := range g.idx {
 				p, ok := settings[i].(policy.OneParam)
 				if !ok {
-					return nil, nil, fmt.Errorf("mpc: policy %s has no one-pass generator (it implements neither policy.OneParam nor a built-in engine)", name)
+					return nil, nil, classAxis{}, fmt.Errorf("mpc: policy %s has no one-pass generator (it implements neither policy.OneParam nor a built-in engine)", name)
 				}
 				ps[k] = p
 			}
@@ -204,5 +279,5 @@ func plan(settings []policy.Setting) ([]engine, [][]int, error) {
 		engines = append(engines, e)
 		slots = append(slots, g.idx)
 	}
-	return engines, slots, nil
+	return engines, slots, classes, nil
 }

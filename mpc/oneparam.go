@@ -50,19 +50,21 @@ func newOneParam(ps []policy.OneParam) *oneParam {
 	return e
 }
 
-func (e *oneParam) needsFeatures() bool  { return e.feat }
+func (e *oneParam) needsFeatures() bool { return e.feat }
+func (e *oneParam) needsGaps() bool     { return !e.idle }
+
+// group adds histogram entries (the fast path of age and vmin).
+func (e *oneParam) group(end int, closed bool, es []histEntry) {
+	for _, x := range es {
+		if k := e.iaxis.countLE(int(x.idle) + e.off); k > 0 {
+			e.a.addN(k, x, end, closed)
+		}
+	}
+}
 func (e *oneParam) newWindow(w int)      { e.a.newWindow(w) }
 func (e *oneParam) endWindow(int, int64) {}
 
 func (e *oneParam) gaps(gs []packedGap, fs [][6]int32) {
-	if e.idle {
-		for _, g := range gs {
-			if k := e.iaxis.countLE(int(g.idle) + e.off); k > 0 {
-				e.a.add(k, g)
-			}
-		}
-		return
-	}
 	var f [6]int
 	p := e.ps[0]
 	for i, g := range gs {

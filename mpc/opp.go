@@ -10,24 +10,28 @@ import (
 // closed gaps with g >= 1 ending in window j are ranked by g when j is done,
 // and each setting reclaims its budget's worth of the longest.
 //
-// Per-window savings: a setting that takes the t longest gaps of window j
-// saves, for the m-th longest (idle g_m), the windows j-g_m .. j-1. Settings
-// sorted by rate take nested prefixes of the ranking, so the m-th gap adds
-// +1 at window j-g_m to a suffix of that order (first position whose take is
-// >= m): one table entry per reclaimed gap, cumulated at the end.
+// The closed gaps of window j arrive as a histogram: n_k gaps of idle g_k.
+// Ranked longest first, group k holds ranks M_{k-1}+1 .. M_k (M cumulative
+// counts). A setting taking t gaps takes every group with M_k <= t whole and
+// t - M_{k-1} gaps of the group where t falls. Per-window savings: a taken
+// gap of group k saves windows j-g_k .. j-1, so it adds +1 at window j-g_k.
+// Settings sorted by rate take nested prefixes, so the settings that take
+// group k whole are a suffix of that order (one table entry, cumulated at
+// the end), and each setting takes at most one group in part.
 type opp struct {
-	ps      []policy.OPP
-	byRate  []int     // setting indexes sorted by rate
-	open    int64     // Σ g of open gaps with g >= 1
-	saved   []int64   // closed-gap savings per setting
-	prom    [][]int64 // per setting, per window
-	pending []int32   // idle lengths of closed gaps (g >= 1) ending in the current window
-	prefix  []int64
-	take    []int64 // per position in byRate, for the current window
-	plus    table   // by window, position in byRate: +1 where a reclaimed closed gap starts saving
-	minus   table   // by window, position in byRate: reclaimed closed gaps ending there
-	oplus   table   // by window: open gaps start saving (width 1)
-	ominus  table   // by window: open gaps end
+	groupOnly
+	ps     []policy.OPP
+	byRate []int     // setting indexes sorted by rate
+	open   int64     // Σ g of open gaps with g >= 1
+	saved  []int64   // closed-gap savings per setting
+	prom   [][]int64 // per setting, per window
+	count  []int64   // count[g]: closed gaps of idle g >= 1 in the current window
+	idles  []int32   // the g with count[g] > 0
+	take   []int64   // per position in byRate, for the current window
+	plus   table     // by window, position in byRate (prefix form): reclaimed closed gaps start saving
+	minus  table     // by window, position in byRate: reclaimed closed gaps ending there
+	oplus  table     // by window: open gaps start saving (width 1)
+	ominus table     // by window: open gaps end
 }
 
 func newOPP(ps []policy.OPP) *opp {
@@ -52,25 +56,31 @@ func newOPP(ps []policy.OPP) *opp {
 }
 
 func (e *opp) needsFeatures() bool { return false }
+
 func (e *opp) newWindow(w int) {
-	e.pending = e.pending[:0]
 	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
 		t.grow(w + 2)
 	}
+	if len(e.count) < w+1 {
+		e.count = append(e.count, make([]int64, w+1-len(e.count))...)
+	}
 }
 
-func (e *opp) gaps(gs []packedGap, _ [][6]int32) {
-	for _, g := range gs {
-		if g.idle < 1 {
+func (e *opp) group(end int, closed bool, es []histEntry) {
+	for _, x := range es {
+		if x.idle < 1 {
 			continue
 		}
-		if !g.closed {
-			e.open += int64(g.idle)
-			e.oplus.data[g.start+1]++
-			e.ominus.data[g.start+g.idle+1]++
+		if !closed {
+			e.open += int64(x.idle) * x.n
+			e.oplus.data[end-int(x.idle)] += x.n
+			e.ominus.data[end] += x.n
 			continue
 		}
-		e.pending = append(e.pending, g.idle)
+		if e.count[x.idle] == 0 {
+			e.idles = append(e.idles, x.idle)
+		}
+		e.count[x.idle] += x.n
 	}
 }
 
@@ -78,36 +88,55 @@ func (e *opp) endWindow(j int, accessed int64) {
 	for i := range e.ps {
 		e.prom[i] = append(e.prom[i], 0)
 	}
-	if len(e.pending) == 0 {
+	if len(e.idles) == 0 {
 		return
 	}
-	// Longest first; prefix[k] = Σ of the k longest.
-	slices.Sort(e.pending)
-	slices.Reverse(e.pending)
-	e.prefix = append(e.prefix[:0], 0)
-	var s int64
-	for _, g := range e.pending {
-		s += int64(g)
-		e.prefix = append(e.prefix, s)
+	// Longest first.
+	slices.Sort(e.idles)
+	slices.Reverse(e.idles)
+	var n int64
+	for _, g := range e.idles {
+		n += e.count[g]
 	}
-	n := int64(len(e.pending))
 	minus := e.minus.row(j)
 	for q, i := range e.byRate {
 		t := min(e.ps[i].Budget(accessed), n)
 		e.take[q] = t
-		e.saved[i] += e.prefix[t]
 		e.prom[i][j] = t
 		minus[q] += t
 	}
-	// The m-th longest gap (m = 1..max take) is taken by the positions q
-	// with take[q] >= m, a suffix of byRate since take grows with the rate.
+	// Walk the groups; q is the first position whose take reaches past
+	// the groups seen so far.
+	var M, S int64 // gaps and idle sum of the groups before the current one
 	q := 0
-	for m := int64(1); m <= e.take[len(e.take)-1]; m++ {
-		for e.take[q] < m {
+	for _, g := range e.idles {
+		nk := e.count[g]
+		e.count[g] = 0
+		row := (j - int(g)) * e.plus.width
+		// Positions whose take ends inside this group take part of it.
+		for q < len(e.take) && e.take[q] < M+nk {
+			if part := e.take[q] - M; part > 0 {
+				e.saved[e.byRate[q]] += S + part*int64(g)
+				e.plus.data[row+q] += part
+				if q+1 < e.plus.width {
+					e.plus.data[row+q+1] -= part
+				}
+			} else {
+				e.saved[e.byRate[q]] += S
+			}
 			q++
 		}
-		e.plus.data[(j-int(e.pending[m-1]))*e.plus.width+q]++
+		// The rest take all of it.
+		if q < len(e.take) {
+			e.plus.data[row+q] += nk
+		}
+		M += nk
+		S += nk * int64(g)
 	}
+	for ; q < len(e.take); q++ {
+		e.saved[e.byRate[q]] += S
+	}
+	e.idles = e.idles[:0]
 }
 
 func (e *opp) finish(W int) ([]int64, [][]int64, [][]int64) {

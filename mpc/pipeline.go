@@ -25,8 +25,9 @@ type packedGap struct {
 }
 
 const (
-	markNew = iota // engines' newWindow
-	markEnd        // engines' endWindow
+	markNew   = iota // engines' newWindow(w)
+	markEnd          // engines' endWindow(w, accessed)
+	markGroup        // engines' group(w, closed, entries[lo:hi])
 )
 
 type mark struct {
@@ -34,13 +35,16 @@ type mark struct {
 	kind     int
 	w        int
 	accessed int64
+	closed   bool
+	lo, hi   int // entries of a group
 }
 
 type chunk struct {
-	gaps  []packedGap
-	feats [][6]int32
-	marks []mark
-	refs  atomic.Int32
+	gaps    []packedGap
+	feats   [][6]int32
+	entries []histEntry
+	marks   []mark
+	refs    atomic.Int32
 }
 
 type pipeline struct {
@@ -73,7 +77,7 @@ func newPipeline(engines []engine, needFeat bool) *pipeline {
 					c.apply(e)
 				}
 				if c.refs.Add(-1) == 0 {
-					c.gaps, c.feats, c.marks = c.gaps[:0], c.feats[:0], c.marks[:0]
+					c.gaps, c.feats, c.marks, c.entries = c.gaps[:0], c.feats[:0], c.marks[:0], c.entries[:0]
 					p.free <- c
 				}
 			}
@@ -103,6 +107,17 @@ func (p *pipeline) mark(kind, w int, accessed int64) {
 	p.cur.marks = append(p.cur.marks, mark{at: len(p.cur.gaps), kind: kind, w: w, accessed: accessed})
 }
 
+// group queues the histogram entries of gaps ending in window end.
+func (p *pipeline) group(end int, closed bool, es []histEntry) {
+	c := p.cur
+	lo := len(c.entries)
+	c.entries = append(c.entries, es...)
+	c.marks = append(c.marks, mark{at: len(c.gaps), kind: markGroup, w: end, closed: closed, lo: lo, hi: len(c.entries)})
+	if len(c.entries) >= chunkGaps {
+		p.flush()
+	}
+}
+
 // flush sends the current chunk to every worker and takes a free one.
 func (p *pipeline) flush() {
 	c := p.cur
@@ -122,26 +137,81 @@ func (p *pipeline) stop() {
 	p.wg.Wait()
 }
 
-// apply feeds the chunk's gaps and marks, in order, to e.
+// apply feeds the chunk's gaps (to an engine that needs them one by one)
+// or its histogram groups, and its marks, in order, to e.
 func (c *chunk) apply(e engine) {
+	perGap := e.needsGaps()
 	gi := 0
 	run := func(end int) {
-		if end > gi {
+		if perGap && end > gi {
 			var fs [][6]int32
 			if len(c.feats) > 0 {
 				fs = c.feats[gi:end]
 			}
 			e.gaps(c.gaps[gi:end], fs)
-			gi = end
 		}
+		gi = end
 	}
 	for _, m := range c.marks {
 		run(m.at)
-		if m.kind == markNew {
+		switch m.kind {
+		case markNew:
 			e.newWindow(m.w)
-		} else {
+		case markEnd:
 			e.endWindow(m.w, m.accessed)
+		case markGroup:
+			if !perGap {
+				e.group(m.w, m.closed, c.entries[m.lo:m.hi])
+			}
 		}
 	}
 	run(len(c.gaps))
+}
+
+// shardRunner walks each window with every shard walker, shard 0 on the
+// calling goroutine and the others on their own, and returns when all are
+// done. window(nil) finishes the walkers.
+type shardRunner struct {
+	walkers []*trace.Walker
+	in      []chan *trace.Window
+	done    chan struct{}
+}
+
+func newShardRunner(walkers []*trace.Walker) *shardRunner {
+	sr := &shardRunner{walkers: walkers, done: make(chan struct{}, len(walkers))}
+	for _, wk := range walkers[1:] {
+		in := make(chan *trace.Window)
+		sr.in = append(sr.in, in)
+		go func() {
+			for w := range in {
+				if w == nil {
+					wk.Finish()
+				} else {
+					wk.Window(w)
+				}
+				sr.done <- struct{}{}
+			}
+		}()
+	}
+	return sr
+}
+
+func (sr *shardRunner) window(w *trace.Window) {
+	for _, in := range sr.in {
+		in <- w
+	}
+	if w == nil {
+		sr.walkers[0].Finish()
+	} else {
+		sr.walkers[0].Window(w)
+	}
+	for range sr.in {
+		<-sr.done
+	}
+}
+
+func (sr *shardRunner) stop() {
+	for _, in := range sr.in {
+		close(in)
+	}
 }

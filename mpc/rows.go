@@ -94,6 +94,16 @@ func (a *acc) add(c int, g packedGap) {
 	}
 }
 
+// addN adds x.n gaps of idle length x.idle ending in window end at cell c.
+func (a *acc) addN(c int, x histEntry, end int, closed bool) {
+	a.plus.data[(end-int(x.idle))*a.width+c] += x.n
+	if closed {
+		a.prom.data[end*a.width+c] += x.n
+	} else {
+		a.oend.data[end*a.width+c] += x.n
+	}
+}
+
 // ends returns, per window, the gaps ending there (closed and open).
 func (a *acc) ends(W int) [][]int64 {
 	out := make([][]int64, W)

@@ -28,7 +28,12 @@ func (g Gap) End() int { return g.Start + g.Idle + 1 }
 // otherwise); then a free (which ends the life after this window, and is
 // ignored if the page is not alive).
 //
-// Per-page state is held in slices indexed by dense ID: 16 bytes a page.
+// Per-page state is one slice indexed by dense ID: 8 bytes a page.
+//
+// A walker made by [NewShardWalker] sees only the pages of one shard (dense
+// ID mod 2^bits), so that several walkers can share one trace's pages on
+// several goroutines; its Counts are then those of its shard (sums over the
+// shards give the trace's, except PeakAlive).
 type Walker struct {
 	// OnGap, if set, is called for every gap as soon as it is known: a closed
 	// gap while its ending window is walked, an open gap when its life ends
@@ -39,12 +44,18 @@ type Walker struct {
 	// the touch is a life's start by a birth rather than an access.
 	OnTouch func(page uint32, t, prior int, born bool)
 
-	last  []int32 // last touch of the page's current life; -1 if not alive
-	prior []int32 // prior reuse distance at that touch; -1 for Inf
-	mark  []int32 // window+1 of the page's last access, to apply "a wins over b"
+	st []pageState // by dense ID >> shift
 
-	windows int
-	Counts  Counts
+	shift, shard, mask uint32
+	pages              int // pages announced so far (all shards)
+	windows            int
+	Counts             Counts
+}
+
+// pageState is a page's current life: its last touch (-1 if not alive) and
+// the prior reuse distance at that touch (-1 for infinite).
+type pageState struct {
+	last, prior int32
 }
 
 // Counts are the life and event statistics a Walker gathers.
@@ -65,19 +76,18 @@ type Counts struct {
 // NewWalker returns a Walker with no callbacks.
 func NewWalker() *Walker { return &Walker{} }
 
-func (wk *Walker) grow(n int) {
-	for len(wk.last) < n {
-		wk.last = append(wk.last, -1)
-		wk.prior = append(wk.prior, -1)
-		wk.mark = append(wk.mark, 0)
-	}
+// NewShardWalker returns a Walker of the pages whose dense ID is shard
+// modulo 2^bits.
+func NewShardWalker(shard uint32, bits uint) *Walker {
+	return &Walker{shift: uint32(bits), shard: shard, mask: 1<<bits - 1}
 }
 
-func fromInf(d int) int32 {
-	if d == Inf {
-		return -1
+func (wk *Walker) grow(pages int) {
+	wk.pages = pages
+	n := (pages + int(wk.mask)) >> wk.shift
+	for len(wk.st) < n {
+		wk.st = append(wk.st, pageState{-1, -1})
 	}
-	return int32(d)
 }
 
 func toInf(d int32) int {
@@ -93,26 +103,28 @@ func (wk *Walker) Window(w *Window) {
 		panic("trace: Walker fed windows out of order")
 	}
 	wk.windows++
-	wk.grow(int(int64(len(wk.last)) + int64(len(w.New))))
+	wk.grow(wk.pages + len(w.New))
 	k := int32(w.Index)
-	wk.Counts.AccessRecords += int64(len(w.Accessed))
+	st, shift, shard, mask := wk.st, wk.shift, wk.shard, wk.mask
 	for _, id := range w.Accessed {
-		wk.mark[id] = k + 1
-		if i := wk.last[id]; i >= 0 {
+		if id&mask != shard {
+			continue
+		}
+		wk.Counts.AccessRecords++
+		p := &st[id>>shift]
+		if i := p.last; i >= 0 {
 			d := k - i
 			if wk.OnGap != nil {
-				wk.OnGap(Gap{Page: id, Start: int(i), Idle: int(d - 1), Closed: true, Prior: toInf(wk.prior[id])})
+				wk.OnGap(Gap{Page: id, Start: int(i), Idle: int(d - 1), Closed: true, Prior: toInf(p.prior)})
 			}
 			wk.Counts.ClosedGaps++
-			wk.last[id] = k
-			wk.prior[id] = d
+			*p = pageState{k, d}
 			if wk.OnTouch != nil {
 				wk.OnTouch(id, int(k), int(d), false)
 			}
 			continue
 		}
-		wk.last[id] = k
-		wk.prior[id] = -1
+		*p = pageState{k, -1}
 		wk.Counts.Lives++
 		wk.Counts.Alive++
 		if wk.OnTouch != nil {
@@ -120,15 +132,21 @@ func (wk *Walker) Window(w *Window) {
 		}
 	}
 	for _, id := range w.Born {
-		if wk.mark[id] == k+1 {
-			continue // a wins over b
+		if id&mask != shard {
+			continue
 		}
-		if wk.last[id] >= 0 {
+		p := &st[id>>shift]
+		if p.last == k {
+			// Touched in this window already: births come after accesses
+			// and a page is born at most once a window, so it was accessed:
+			// the access wins over the birth.
+			continue
+		}
+		if p.last >= 0 {
 			wk.Counts.IgnoredBirths++
 			continue
 		}
-		wk.last[id] = k
-		wk.prior[id] = -1
+		*p = pageState{k, -1}
 		wk.Counts.Lives++
 		wk.Counts.Births++
 		wk.Counts.Alive++
@@ -143,8 +161,10 @@ func (wk *Walker) Window(w *Window) {
 		wk.Counts.PeakAlive = wk.Counts.Alive
 	}
 	for _, id := range w.Freed {
-		i := wk.last[id]
-		if i < 0 {
+		if id&mask != shard {
+			continue
+		}
+		if st[id>>shift].last < 0 {
 			wk.Counts.IgnoredFrees++
 			continue
 		}
@@ -154,22 +174,22 @@ func (wk *Walker) Window(w *Window) {
 }
 
 func (wk *Walker) end(id uint32, e int) {
-	i := int(wk.last[id])
+	p := &wk.st[id>>wk.shift]
+	i := int(p.last)
 	if wk.OnGap != nil {
-		wk.OnGap(Gap{Page: id, Start: i, Idle: e - i - 1, Closed: false, Prior: toInf(wk.prior[id])})
+		wk.OnGap(Gap{Page: id, Start: i, Idle: e - i - 1, Closed: false, Prior: toInf(p.prior)})
 	}
 	wk.Counts.OpenGaps++
-	wk.last[id] = -1
-	wk.prior[id] = -1
+	*p = pageState{-1, -1}
 	wk.Counts.Alive--
 }
 
 // Finish ends every life still alive at the end of the trace (e = W, the
 // number of windows walked) and reports their open gaps, in dense-ID order.
 func (wk *Walker) Finish() {
-	for id := range wk.last {
-		if wk.last[id] >= 0 {
-			wk.end(uint32(id), wk.windows)
+	for x := range wk.st {
+		if wk.st[x].last >= 0 {
+			wk.end(uint32(x)<<wk.shift|wk.shard, wk.windows)
 		}
 	}
 }
