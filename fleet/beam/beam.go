@@ -1,0 +1,224 @@
+// Package beam runs the fleet computation of package fleet as an Apache Beam
+// pipeline (Go SDK): each trace is one element, processed by mdk's own engine
+// inside a DoFn ([fleet.Plan.Run]); the jobs' accumulators are combined per
+// fleet key with [fleet.Acc.Merge] (CombinePerKey); one last DoFn builds the
+// fleet view ([fleet.Plan.Build]) and writes its files. The numbers are the
+// same bits as `mdk fleet --local`: merging only adds integers and exact
+// rationals.
+//
+// Traces, job lists and the output directory go through Beam's filesystem
+// layer (beam/io/filesystem), so local paths and object-store URLs (gs://,
+// s3://, when the binary registers those file systems) both work. This
+// package registers the local file system; cmd/mdk-fleet adds the others.
+//
+// Only this package and cmd/mdk-fleet import Beam; docs/fleet.md says why.
+package beam
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+
+	"mdk/fleet"
+	"mdk/trace"
+)
+
+func init() {
+	beam.RegisterCoder(reflect.TypeOf(fleet.JobResult{}), encodeJob, decodeJob)
+	beam.RegisterCoder(reflect.TypeOf(fleet.Acc{}), encodeAcc, decodeAcc)
+	beam.RegisterType(reflect.TypeOf((*runJobFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*accsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*writeFn)(nil)).Elem())
+	beam.RegisterFunction(mergeAccs)
+}
+
+func encodeJob(j fleet.JobResult) ([]byte, error) { return json.Marshal(j) }
+func decodeJob(b []byte) (fleet.JobResult, error) {
+	var j fleet.JobResult
+	err := json.Unmarshal(b, &j)
+	return j, err
+}
+func encodeAcc(a fleet.Acc) ([]byte, error) { return json.Marshal(a) }
+func decodeAcc(b []byte) (fleet.Acc, error) {
+	var a fleet.Acc
+	err := json.Unmarshal(b, &a)
+	return a, err
+}
+
+// Open opens a trace through Beam's filesystem layer.
+func Open(ctx context.Context, path string) (trace.Reader, io.Closer, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		fs.Close()
+		return nil, nil, err
+	}
+	r, err := trace.NewReaderAuto(rc, path)
+	if err != nil {
+		rc.Close()
+		fs.Close()
+		return nil, nil, err
+	}
+	return r, closers{rc, fs}, nil
+}
+
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Source is fleet.Source over Beam's filesystem layer.
+func Source(ctx context.Context) fleet.Source {
+	read := func(path string, n int) ([]byte, error) {
+		fs, err := filesystem.New(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		defer fs.Close()
+		rc, err := fs.OpenRead(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		var r io.Reader = rc
+		if n >= 0 {
+			r = io.LimitReader(rc, int64(n))
+		}
+		return io.ReadAll(r)
+	}
+	return fleet.Source{
+		Glob: func(pattern string) ([]string, error) {
+			fs, err := filesystem.New(ctx, pattern)
+			if err != nil {
+				return nil, err
+			}
+			defer fs.Close()
+			return fs.List(ctx, pattern)
+		},
+		ReadHead: read,
+		ReadAll:  func(path string) ([]byte, error) { return read(path, -1) },
+	}
+}
+
+// runJobFn runs the plan over one trace.
+type runJobFn struct {
+	Config fleet.Config `json:"config"`
+	plan   *fleet.Plan
+}
+
+func (f *runJobFn) Setup() error {
+	var err error
+	f.plan, err = f.Config.Compile()
+	return err
+}
+
+func (f *runJobFn) ProcessElement(ctx context.Context, job string) (fleet.JobResult, error) {
+	return f.plan.RunJob(ctx, job, Open)
+}
+
+// accsFn emits a job's accumulators keyed by fleet key.
+type accsFn struct {
+	Config fleet.Config `json:"config"`
+	plan   *fleet.Plan
+}
+
+func (f *accsFn) Setup() error {
+	var err error
+	f.plan, err = f.Config.Compile()
+	return err
+}
+
+func (f *accsFn) ProcessElement(j fleet.JobResult, emit func(string, fleet.Acc)) {
+	for _, a := range f.plan.Accs(&j) {
+		emit(a.Key, a)
+	}
+}
+
+func mergeAccs(a, b fleet.Acc) fleet.Acc { return a.Merge(b) }
+
+// writeFn builds the fleet view and writes its files to Out.
+type writeFn struct {
+	Config fleet.Config `json:"config"`
+	Out    string       `json:"out"`
+}
+
+func (f *writeFn) ProcessElement(ctx context.Context, _ []byte, accs func(*fleet.Acc) bool, jobs func(*fleet.JobResult) bool) error {
+	plan, err := f.Config.Compile()
+	if err != nil {
+		return err
+	}
+	var as []fleet.Acc
+	var a fleet.Acc
+	for accs(&a) {
+		as = append(as, a)
+		a = fleet.Acc{}
+	}
+	var js []fleet.JobResult
+	var j fleet.JobResult
+	for jobs(&j) {
+		js = append(js, j)
+		j = fleet.JobResult{}
+	}
+	return WriteDir(ctx, plan.Build(as, js), f.Out)
+}
+
+// WriteDir writes the fleet's files to dir through Beam's filesystem layer;
+// a local dir is created if missing.
+func WriteDir(ctx context.Context, fl *fleet.Fleet, dir string) error {
+	if !strings.Contains(dir, "://") {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return err
+		}
+	}
+	fs, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	return fl.WriteFiles(func(name string) (io.WriteCloser, error) {
+		return fs.OpenWrite(ctx, strings.TrimSuffix(dir, "/")+"/"+name)
+	})
+}
+
+// Build adds the fleet pipeline to s: jobs (trace paths or URLs, one element
+// each) in, the fleet's files in out. cfg must compile.
+//
+//  1. Create one element per job, reshuffled so a runner spreads them.
+//  2. ParDo: run the plan over each trace (one pass of mpc per trace).
+//  3. ParDo: the job's accumulators, keyed by fleet key.
+//  4. CombinePerKey: merge them (sums of integers and exact rationals).
+//  5. ParDo over one impulse, with the merged accumulators and the job
+//     results as side inputs: build the fleet view, write the files.
+func Build(s beam.Scope, cfg fleet.Config, jobs []string, out string) error {
+	if _, err := cfg.Compile(); err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		return fmt.Errorf("fleet: no jobs")
+	}
+	s = s.Scope("mdk-fleet")
+	paths := beam.Reshuffle(s, beam.CreateList(s, jobs))
+	results := beam.ParDo(s, &runJobFn{Config: cfg}, paths)
+	keyed := beam.ParDo(s, &accsFn{Config: cfg}, results)
+	merged := beam.DropKey(s, beam.CombinePerKey(s, mergeAccs, keyed))
+	beam.ParDo0(s, &writeFn{Config: cfg, Out: out}, beam.Impulse(s),
+		beam.SideInput{Input: merged}, beam.SideInput{Input: results})
+	return nil
+}

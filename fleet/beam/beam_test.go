@@ -1,0 +1,113 @@
+package beam_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"mdk/fleet"
+	fleetbeam "mdk/fleet/beam"
+	"mdk/fleet/fleettest"
+	"mdk/trace"
+)
+
+// TestMain runs the pipelines on Beam's default test runner, prism, in
+// this process (loopback workers, no Docker, no network).
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+var specs = []string{"age:A=0..20/4", "vmin:T=0|3", "paw:P=2|6,wait=1", "pace:P=3|inf,A=2", "opp:r=2%|5%"}
+
+// TestPipeline runs the pipeline on prism over 55 generated traces of every
+// gen model and several sizes plus a broken one, checks the fleet numbers
+// against sums of per-trace mpc runs, and checks that mdk fleet --local
+// writes the same bytes.
+func TestPipeline(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := fleettest.Write(dir, 55)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fleet.Config{Policies: specs, SLO: "max_pr<=2%", Window: trace.DefaultWindow}
+	beamOut := filepath.Join(dir, "beam-out")
+	p, s := beam.NewPipelineWithRoot()
+	if err := fleetbeam.Build(s, cfg, paths, beamOut); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline on %s: %v", ptest.DefaultRunner(), err)
+	}
+
+	// The numbers, against per-trace mpc runs summed here.
+	plan, err := cfg.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, failed, err := fleettest.Compute(paths, specs, cfg.Window, plan.SLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 1 || failed[0] != paths[len(paths)-1] {
+		t.Fatalf("failed %v, want the broken trace alone", failed)
+	}
+	var view struct {
+		Jobs, Failed   int
+		FootprintBytes int64 `json:"footprint_bytes"`
+		Settings       []struct {
+			Policy, Params   string
+			Jobs             int64
+			SavedPageWindows int64   `json:"saved_page_windows"`
+			AvgSavedBytes    float64 `json:"avg_saved_bytes"`
+			Savings          float64
+			BreakingJobs     int64 `json:"breaking_jobs"`
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(beamOut, "fleet.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &view); err != nil {
+		t.Fatal(err)
+	}
+	if view.Jobs != len(paths) || view.Failed != 1 || len(view.Settings) != len(sums) {
+		t.Fatalf("jobs %d failed %d settings %d, want %d 1 %d", view.Jobs, view.Failed, len(view.Settings), len(paths), len(sums))
+	}
+	for i, s := range view.Settings {
+		w := sums[i]
+		avg, _ := w.SavedBytes.Float64()
+		sav, _ := new(big.Rat).Quo(w.SavedBytes, big.NewRat(w.FootprintBytes, 1)).Float64()
+		if s.Jobs != w.Jobs || s.SavedPageWindows != w.Saved || s.AvgSavedBytes != avg || s.Savings != sav ||
+			s.BreakingJobs != w.Breaking || view.FootprintBytes != w.FootprintBytes {
+			t.Errorf("%s:%s: jobs %d saved %d avg %v savings %v breaking %d; want %d %d %v %v %d",
+				s.Policy, s.Params, s.Jobs, s.SavedPageWindows, s.AvgSavedBytes, s.Savings, s.BreakingJobs,
+				w.Jobs, w.Saved, avg, sav, w.Breaking)
+		}
+	}
+	jobs, _ := os.ReadFile(filepath.Join(beamOut, "jobs.csv"))
+	if !bytes.Contains(jobs, []byte("broken.mdkt")) {
+		t.Errorf("jobs.csv does not report the broken trace")
+	}
+
+	// Local mode: the same bytes in every file.
+	f, err := plan.RunLocal(context.Background(), paths, fleet.OpenFile, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	localOut := filepath.Join(dir, "local-out")
+	if err := fleetbeam.WriteDir(context.Background(), f, localOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range fleet.Files {
+		a, err1 := os.ReadFile(filepath.Join(beamOut, name))
+		b, err2 := os.ReadFile(filepath.Join(localOut, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: Beam and local outputs differ (%v, %v)", name, err1, err2)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+// Package fleettest writes small fleets of generated traces for the tests of
+// package fleet and fleet/beam, and computes the fleet numbers the slow,
+// independent way: one mpc.Generate per trace, summed in the test.
+package fleettest
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"time"
+
+	"mdk/gen"
+	"mdk/mpc"
+	"mdk/policy"
+	"mdk/result"
+	"mdk/trace"
+	"mdk/tune"
+)
+
+// Write writes n generated traces (every gen model in turn, sizes and
+// lengths varying, binary and text) and one broken trace to dir, and returns
+// their paths; the broken one is last.
+func Write(dir string, n int) ([]string, error) {
+	bin, err := trace.FormatByName("binary")
+	if err != nil {
+		return nil, err
+	}
+	txt, err := trace.FormatByName("text")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for i := range n {
+		cfg := gen.DefaultConfig
+		cfg.Model = gen.Models[i%len(gen.Models)]
+		cfg.Pages = 100 + 97*(i%7)
+		cfg.Windows = 12 + 5*(i%9)
+		cfg.Seed = uint64(i + 1)
+		f, ext := bin, ".mdkt"
+		if i%5 == 4 {
+			f, ext = txt, ".txt"
+		}
+		path := filepath.Join(dir, fmt.Sprintf("job%03d-%s%s", i, cfg.Model, ext))
+		out, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		w, err := f.NewWriter(out, cfg.Header())
+		if err == nil {
+			err = gen.Generate(cfg, w)
+		}
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		paths = append(paths, path)
+	}
+	// A binary trace cut short in its first window: its header parses, its
+	// body does not.
+	good, err := os.ReadFile(paths[0])
+	if err != nil {
+		return nil, err
+	}
+	broken := filepath.Join(dir, "broken.mdkt")
+	if err := os.WriteFile(broken, good[:len(good)*2/3], 0o666); err != nil {
+		return nil, err
+	}
+	return append(paths, broken), nil
+}
+
+// Sums are one setting's fleet sums, computed per trace with mpc.Generate.
+type Sums struct {
+	Jobs           int64
+	FootprintBytes int64
+	SavedBytes     *big.Rat // Σ S*ps/W over whole traces
+	Saved          int64
+	Breaking       int64 // whole-trace statistic above the bound
+}
+
+// Compute returns, for each setting of specs (parsed with window), the sums
+// over the traces that open and run; and the paths that fail.
+func Compute(paths []string, specs []string, window time.Duration, slo *tune.SLO) (sums []Sums, failed []string, err error) {
+	var settings []policy.Setting
+	for _, s := range specs {
+		ss, err := policy.Parse(s, window)
+		if err != nil {
+			return nil, nil, err
+		}
+		settings = append(settings, ss...)
+	}
+	sums = make([]Sums, len(settings))
+	for i := range sums {
+		sums[i].SavedBytes = new(big.Rat)
+	}
+	for _, p := range paths {
+		rs, err := run(p, settings)
+		if err != nil {
+			failed = append(failed, p)
+			continue
+		}
+		var peak int64
+		for _, a := range rs[0].AlivePerWindow {
+			peak = max(peak, a)
+		}
+		for i, r := range rs {
+			s := &sums[i]
+			s.Jobs++
+			s.FootprintBytes += peak * r.PageSize
+			s.SavedBytes.Add(s.SavedBytes, big.NewRat(r.Saved*r.PageSize, int64(r.Windows())))
+			s.Saved += r.Saved
+			if slo != nil && r.Stat(slo.Stat) > slo.Bound() {
+				s.Breaking++
+			}
+		}
+	}
+	return sums, failed, nil
+}
+
+func run(path string, settings []policy.Setting) ([]*result.Result, error) {
+	r, c, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return mpc.Generate(context.Background(), r, settings, mpc.Options{})
+}

@@ -1,0 +1,186 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"mdk/mpc"
+	"mdk/result"
+	"mdk/trace"
+	"mdk/tune"
+)
+
+// JobResult is one job's outcome: its footprint, its curve (one point per
+// requested setting) and, with an SLO, its tuned setting per policy and OPP's
+// yardstick. It is plain data and encodes to JSON (how fleet/beam ships it).
+// A job that failed has Error set and nothing else but Job.
+type JobResult struct {
+	Job   string `json:"job"`
+	Error string `json:"error,omitempty"`
+
+	PageSize int64 `json:"page_size"`
+	Windows  int   `json:"windows"`
+	// PeakAlivePages is the most pages alive in any window; the job's
+	// footprint is PeakAlivePages x PageSize bytes.
+	PeakAlivePages   int64 `json:"peak_alive_pages"`
+	AlivePageWindows int64 `json:"alive_page_windows"`
+	// AccessRecords is Σ|A_w|: the (page, window) access records.
+	AccessRecords int64 `json:"access_records"`
+
+	// With an SLO, the training and evaluation windows (tune's default
+	// split) and their alive page-windows.
+	Train      *tune.Range `json:"train_windows,omitempty"`
+	Eval       *tune.Range `json:"eval_windows,omitempty"`
+	TrainAlive int64       `json:"train_alive_page_windows,omitempty"`
+	EvalAlive  int64       `json:"eval_alive_page_windows,omitempty"`
+
+	Curve []Point       `json:"curve"`
+	Tuned []tune.Choice `json:"tuned,omitempty"` // per policy, in Plan.Names order
+	// OPP is tune's yardstick on the evaluation windows.
+	OPP *tune.Yardstick `json:"opp,omitempty"`
+}
+
+// Point is one setting's run over one whole trace (the record of SPEC section
+// 6 without the trace's alive page-windows), plus, with an SLO, whether its
+// statistic breaks the SLO on the whole trace and on each part, and its saved
+// page-windows on each part.
+type Point struct {
+	Policy     string  `json:"policy"`
+	Params     string  `json:"params"`
+	MaxPR      float64 `json:"max_pr"`
+	P99PR      float64 `json:"p99_pr"`
+	P98PR      float64 `json:"p98_pr"`
+	MeanPR     float64 `json:"mean_pr"`
+	Promotions int64   `json:"promotions"`
+	Saved      int64   `json:"saved_page_windows"`
+
+	Breaks      bool  `json:"breaks,omitempty"`
+	TrainSaved  int64 `json:"train_saved_page_windows,omitempty"`
+	TrainBreaks bool  `json:"train_breaks,omitempty"`
+	EvalSaved   int64 `json:"eval_saved_page_windows,omitempty"`
+	EvalBreaks  bool  `json:"eval_breaks,omitempty"`
+}
+
+// FootprintBytes returns the job's footprint: peak alive pages x page size.
+func (j *JobResult) FootprintBytes() int64 { return j.PeakAlivePages * j.PageSize }
+
+// Run runs the plan over one job's trace: every setting in one pass
+// (mpc.Generate), then the job's numbers. An error (unreadable or corrupt
+// trace, wrong window length, too few windows to split) is returned in the
+// result, never as a panic; only a cancelled ctx is returned as an error.
+//
+//  1. Check the window length against the plan's.
+//  2. Run every setting of Plan.All over the whole trace.
+//  3. Footprint: peak and total alive pages, access records.
+//  4. Curve: each requested setting's metrics on the whole trace.
+//  5. With an SLO, tune's rules (docs/tune.md): cut the windows into the
+//     default halves, choose each policy's best setting on the training
+//     half (mpc.Best), measure it on the evaluation half; choose OPP's best
+//     setting on the evaluation half itself (the yardstick).
+func (p *Plan) Run(ctx context.Context, name string, r trace.Reader) (jr JobResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			jr = JobResult{Job: name, Error: fmt.Sprintf("internal error: %v\n%s", v, debug.Stack())}
+			err = nil
+		}
+	}()
+	jr, err = p.run(ctx, name, r)
+	if err != nil {
+		if ctx.Err() != nil {
+			return JobResult{Job: name}, ctx.Err()
+		}
+		return JobResult{Job: name, Error: err.Error()}, nil
+	}
+	return jr, nil
+}
+
+func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult, error) {
+	jr := JobResult{Job: name}
+	// 1.
+	if w := r.Header().Window; w != p.Config.Window {
+		return jr, fmt.Errorf("%s: window length %s differs from the fleet's %s (policy parameters count windows): run it in a fleet of its own",
+			name, trace.FormatDuration(w), trace.FormatDuration(p.Config.Window))
+	}
+	// 2.
+	runs, err := mpc.Generate(ctx, r, p.All, mpc.Options{})
+	if err != nil {
+		return jr, fmt.Errorf("%s: %w", name, err)
+	}
+	// 3.
+	r0 := runs[0]
+	jr.PageSize, jr.Windows, jr.AlivePageWindows = r0.PageSize, r0.Windows(), r0.Alive
+	if jr.Windows == 0 {
+		return jr, fmt.Errorf("%s: the trace has no windows", name)
+	}
+	for _, a := range r0.AlivePerWindow {
+		jr.PeakAlivePages = max(jr.PeakAlivePages, a)
+	}
+	for _, a := range r0.Accessed {
+		jr.AccessRecords += a
+	}
+	var train, eval func(*result.Result) *result.Result
+	if p.SLO != nil {
+		tr, ev, err := tune.DefaultWindowSplit(name, jr.Windows)
+		if err != nil {
+			return jr, err
+		}
+		jr.Train, jr.Eval = &tr, &ev
+		train = func(r *result.Result) *result.Result { return r.Restrict(tr.First, tr.Last+1) }
+		eval = func(r *result.Result) *result.Result { return r.Restrict(ev.First, ev.Last+1) }
+		jr.TrainAlive, jr.EvalAlive = train(r0).Alive, eval(r0).Alive
+	}
+	// 4.
+	jr.Curve = make([]Point, len(p.Settings))
+	for k, r := range runs[:len(p.Settings)] {
+		pt := Point{
+			Policy: r.Policy, Params: r.Params,
+			MaxPR: r.MaxPR(), P99PR: r.Percentile(99), P98PR: r.Percentile(98), MeanPR: r.MeanPR(),
+			Promotions: r.TotalPromotions(), Saved: r.Saved,
+		}
+		if p.SLO != nil {
+			t, e := train(r), eval(r)
+			pt.Breaks = !p.SLO.Meets(r)
+			pt.TrainSaved, pt.TrainBreaks = t.Saved, !p.SLO.Meets(t)
+			pt.EvalSaved, pt.EvalBreaks = e.Saved, !p.SLO.Meets(e)
+		}
+		jr.Curve[k] = pt
+	}
+	if p.SLO == nil {
+		return jr, nil
+	}
+	// 5.
+	best := func(idx []int, part func(*result.Result) *result.Result) int {
+		rs := make([]*result.Result, len(idx))
+		for i, k := range idx {
+			rs[i] = part(runs[k])
+		}
+		b := mpc.Best(rs, p.SLO.Stat, p.SLO.Bound())
+		for i, r := range rs {
+			if r == b {
+				return idx[i]
+			}
+		}
+		return -1
+	}
+	var yidx []int
+	for k := len(p.Settings); k < len(p.All); k++ {
+		yidx = append(yidx, k)
+	}
+	if k := best(yidx, eval); k >= 0 {
+		jr.OPP = &tune.Yardstick{Params: p.All[k].Params(), Settings: len(yidx), Eval: p.SLO.Measure(eval(runs[k])), Note: tune.YardstickNote}
+	}
+	for _, name := range p.Names {
+		idx := p.Groups[name]
+		c := tune.Choice{Policy: name, Settings: len(idx)}
+		if k := best(idx, train); k >= 0 {
+			c.Found, c.Params = true, p.Settings[k].Params()
+			c.Train, c.Eval = p.SLO.Measure(train(runs[k])), p.SLO.Measure(eval(runs[k]))
+			if jr.OPP != nil {
+				c.OPPHeadroom, c.HasOPPHeadroom = jr.OPP.Eval.Savings-c.Eval.Savings, true
+			}
+		}
+		jr.Tuned = append(jr.Tuned, c)
+	}
+	return jr, nil
+}

@@ -1,0 +1,102 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"mdk/policy"
+	"mdk/tune"
+)
+
+// Config is what a fleet run computes. It is plain data (it encodes to JSON)
+// so that a distributed runner can ship it to its workers, which compile it
+// with [Config.Compile].
+type Config struct {
+	// Policies are policy specs (SPEC section 5); a bare name is the
+	// policy's default grid. Empty means tune.DefaultPolicies. lopp is not
+	// supported (its model would have to be shipped to every worker).
+	Policies []string `json:"policies"`
+	// SLO is tune's STAT<=RATE ("max_pr<=2%"); empty means curves only, no
+	// tuning and no breaking jobs.
+	SLO string `json:"slo"`
+	// Window is the window length the specs are parsed with. Policy
+	// parameters count windows, so every job must have this window length;
+	// a job with another one fails with an error saying so.
+	Window time.Duration `json:"window"`
+}
+
+// Plan is a compiled [Config]: the settings every job runs, in order.
+type Plan struct {
+	Config Config
+	SLO    *tune.SLO // nil without an SLO
+	// Settings are the requested settings, in spec order; with an SLO,
+	// All is Settings followed by tune's yardstick settings (OPP).
+	Settings []policy.Setting
+	All      []policy.Setting
+	// Names are the policies in first-seen order; Groups their indexes in
+	// Settings.
+	Names  []string
+	Groups map[string][]int
+}
+
+// Compile parses the config.
+func (c Config) Compile() (*Plan, error) {
+	if c.Window <= 0 {
+		return nil, fmt.Errorf("fleet: window length %v is not positive", c.Window)
+	}
+	p := &Plan{Config: c, Groups: map[string][]int{}}
+	if c.SLO != "" {
+		slo, err := tune.ParseSLO(c.SLO)
+		if err != nil {
+			return nil, err
+		}
+		p.SLO = &slo
+	}
+	specs := c.Policies
+	if len(specs) == 0 {
+		specs = tune.DefaultPolicies
+	}
+	for _, s := range specs {
+		ss, err := policy.Parse(s, c.Window)
+		if err != nil {
+			return nil, err
+		}
+		p.Settings = append(p.Settings, ss...)
+	}
+	for i, s := range p.Settings {
+		if s.Policy() == "lopp" {
+			return nil, errors.New("fleet: lopp is not supported (it needs a model on every worker); use mdk mpc or mdk tune with --model")
+		}
+		if _, ok := p.Groups[s.Policy()]; !ok {
+			p.Names = append(p.Names, s.Policy())
+		}
+		p.Groups[s.Policy()] = append(p.Groups[s.Policy()], i)
+	}
+	if len(p.Settings) == 0 {
+		return nil, errors.New("fleet: no policy settings")
+	}
+	p.All = p.Settings
+	if p.SLO != nil {
+		p.All = append(p.Settings[:len(p.Settings):len(p.Settings)], tune.YardstickSettings(c.Window, *p.SLO)...)
+	}
+	return p, nil
+}
+
+// ReadList parses a job list: one trace path or URL per line; blank lines
+// and lines starting with # are skipped, surrounding spaces trimmed.
+func ReadList(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// IsGlob reports whether s has glob metacharacters (* ? [).
+func IsGlob(s string) bool { return strings.ContainsAny(s, "*?[") }

@@ -1,0 +1,230 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"mdk/result"
+)
+
+// Files lists the files [Fleet.WriteFiles] writes, in order.
+var Files = []string{"fleet.json", "settings.csv", "policies.csv", "jobs.csv", "jobs.json", "curves.csv", "summary.txt"}
+
+func ff(x float64) string { return result.FormatFloat(x) }
+func fi(x int64) string   { return strconv.FormatInt(x, 10) }
+
+// WriteFiles writes the fleet's files (docs/fleet.md), each through create
+// (which opens a file of that name for writing, in the output directory).
+func (f *Fleet) WriteFiles(create func(name string) (io.WriteCloser, error)) error {
+	for _, name := range Files {
+		var b bytes.Buffer
+		switch name {
+		case "fleet.json":
+			writeJSON(&b, f)
+		case "settings.csv":
+			f.writeSettings(&b)
+		case "policies.csv":
+			f.writePolicies(&b)
+		case "jobs.csv":
+			f.writeJobsCSV(&b)
+		case "jobs.json":
+			f.writeJobsJSON(&b)
+		case "curves.csv":
+			f.writeCurves(&b)
+		case "summary.txt":
+			f.WriteSummary(&b)
+		}
+		w, err := create(name)
+		if err != nil {
+			return fmt.Errorf("fleet: create %s: %w", name, err)
+		}
+		if _, err := w.Write(b.Bytes()); err != nil {
+			w.Close()
+			return fmt.Errorf("fleet: write %s: %w", name, err)
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("fleet: write %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func writeJSON(b *bytes.Buffer, v any) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		panic("fleet: encode JSON: " + err.Error()) // plain data: cannot fail
+	}
+}
+
+func writeCSV(b *bytes.Buffer, rows [][]string) {
+	w := csv.NewWriter(b)
+	w.WriteAll(rows) // a bytes.Buffer does not fail
+}
+
+func numCols(prefix string) []string {
+	return []string{prefix + "jobs", prefix + "avg_saved_bytes", prefix + "savings", prefix + "alive_savings", prefix + "breaking_jobs", prefix + "breaking_share"}
+}
+
+func (n *Numbers) cols(withBreaking bool) []string {
+	if n == nil {
+		return []string{"", "", "", "", "", ""}
+	}
+	c := []string{fi(n.Jobs), ff(n.AvgSavedBytes), ff(n.Savings), ff(n.AliveSavings), fi(n.BreakingJobs), ff(n.BreakingShare)}
+	if !withBreaking {
+		c[4], c[5] = "", ""
+	}
+	return c
+}
+
+// SettingsHeader is the header of settings.csv.
+var SettingsHeader = append(append(append([]string{"policy", "params", "footprint_bytes", "saved_page_windows"},
+	numCols("")...), numCols("train_")...), numCols("eval_")...)
+
+func (f *Fleet) writeSettings(b *bytes.Buffer) {
+	rows := [][]string{SettingsHeader}
+	for _, s := range f.Settings {
+		row := []string{s.Policy, s.Params, fi(f.FootprintBytes), fi(s.SavedPageWindows)}
+		row = append(row, s.Numbers.cols(f.SLO != "")...)
+		row = append(row, s.Train.cols(true)...)
+		row = append(row, s.Eval.cols(true)...)
+		rows = append(rows, row)
+	}
+	writeCSV(b, rows)
+}
+
+// PoliciesHeader is the header of policies.csv.
+var PoliciesHeader = append(append(append(append([]string{"policy", "slo", "footprint_bytes", "tuned_found"},
+	numCols("tuned_")...), append([]string{"single_params", "single_train_breaking_jobs"}, numCols("single_")...)...),
+	numCols("opp_")...), "headroom_tuned", "headroom_single")
+
+func (f *Fleet) writePolicies(b *bytes.Buffer) {
+	rows := [][]string{PoliciesHeader}
+	for _, p := range f.Policies {
+		row := []string{p.Policy, f.SLO, fi(f.FootprintBytes), fi(p.TunedFound)}
+		row = append(row, p.Tuned.cols(true)...)
+		row = append(row, p.SingleParams, fi(p.SingleTrainBreaking))
+		row = append(row, p.Single.cols(true)...)
+		row = append(row, p.OPP.cols(true)...)
+		row = append(row, ff(p.HeadroomTuned), ff(p.HeadroomSingle))
+		rows = append(rows, row)
+	}
+	writeCSV(b, rows)
+}
+
+// JobsHeader is the header of jobs.csv: one row per job and policy (one per
+// job without an SLO, or when the job failed).
+var JobsHeader = []string{"job", "error", "page_size", "windows", "peak_alive_pages", "footprint_bytes", "alive_page_windows", "access_records",
+	"policy", "params", "found", "eval_windows", "savings", "stat", "broken_windows", "breaks", "opp_params", "opp_savings"}
+
+func (f *Fleet) writeJobsCSV(b *bytes.Buffer) {
+	rows := [][]string{JobsHeader}
+	for _, j := range f.JobResults {
+		if j.Error != "" {
+			rows = append(rows, append([]string{j.Job, j.Error}, make([]string, len(JobsHeader)-2)...))
+			continue
+		}
+		head := []string{j.Job, "", fi(j.PageSize), strconv.Itoa(j.Windows), fi(j.PeakAlivePages), fi(j.FootprintBytes()), fi(j.AlivePageWindows), fi(j.AccessRecords)}
+		if len(j.Tuned) == 0 {
+			rows = append(rows, append(head, make([]string, len(JobsHeader)-len(head))...))
+			continue
+		}
+		oppParams, oppSavings := "", ""
+		if j.OPP != nil {
+			oppParams, oppSavings = j.OPP.Params, ff(j.OPP.Eval.Savings)
+		}
+		for _, c := range j.Tuned {
+			row := append(head[:len(head):len(head)], c.Policy, c.Params, strconv.FormatBool(c.Found), strconv.Itoa(j.Eval.Len()))
+			if c.Found {
+				row = append(row, ff(c.Eval.Savings), ff(c.Eval.Stat), strconv.Itoa(c.Eval.BrokenWindows), strconv.FormatBool(!c.Eval.MeetsSLO))
+			} else {
+				row = append(row, "0", "", "", "false")
+			}
+			rows = append(rows, append(row, oppParams, oppSavings))
+		}
+	}
+	writeCSV(b, rows)
+}
+
+// jobJSON is a job in jobs.json: its result without the curve (curves.csv
+// has it), plus its footprint.
+type jobJSON struct {
+	JobResult
+	FootprintBytes int64 `json:"footprint_bytes"`
+}
+
+func (f *Fleet) writeJobsJSON(b *bytes.Buffer) {
+	out := []jobJSON{}
+	for _, j := range f.JobResults {
+		j.Curve = nil
+		out = append(out, jobJSON{j, j.FootprintBytes()})
+	}
+	writeJSON(b, out)
+}
+
+// CurvesHeader is the header of curves.csv: the job, then SPEC section 6.
+var CurvesHeader = append([]string{"job"}, result.CSVHeader...)
+
+func (f *Fleet) writeCurves(b *bytes.Buffer) {
+	rows := [][]string{CurvesHeader}
+	for _, j := range f.JobResults {
+		for _, pt := range j.Curve {
+			r := result.Result{Saved: pt.Saved, Alive: j.AlivePageWindows, PageSize: j.PageSize, Accessed: make([]int64, j.Windows)}
+			rows = append(rows, []string{j.Job, pt.Policy, pt.Params, ff(pt.MaxPR), ff(pt.P99PR), ff(pt.P98PR), ff(pt.MeanPR),
+				fi(pt.Promotions), fi(pt.Saved), fi(j.AlivePageWindows), ff(r.Savings()), ff(r.AvgSavedBytes())})
+		}
+	}
+	writeCSV(b, rows)
+}
+
+// WriteSummary prints a short text summary.
+func (f *Fleet) WriteSummary(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d jobs, %d failed; footprint %s (peak alive), %d access records\n", f.Jobs, f.Failed, bytesStr(float64(f.FootprintBytes)), f.AccessRecords)
+	for _, j := range f.JobResults {
+		if j.Error != "" {
+			fmt.Fprintf(&b, "  failed: %s\n", j.Error)
+		}
+	}
+	if f.SLO == "" {
+		best := -1
+		for i, s := range f.Settings {
+			if best < 0 || s.Savings > f.Settings[best].Savings {
+				best = i
+			}
+		}
+		if best >= 0 {
+			s := f.Settings[best]
+			fmt.Fprintf(&b, "most savings: %s:%s frees %s on average (%.2f%% of the footprint)\n", s.Policy, s.Params, bytesStr(s.AvgSavedBytes), 100*s.Savings)
+		}
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	fmt.Fprintf(&b, "at %s, on each job's evaluation windows (fleet savings = avg saved bytes / footprint):\n", f.SLO)
+	fmt.Fprintf(&b, "  %-6s %-26s %-36s %s\n", "policy", "tuned per job", "one setting for all", "OPP per job")
+	for _, p := range f.Policies {
+		tuned := fmt.Sprintf("%6.2f%%, %d breaking", 100*p.Tuned.Savings, p.Tuned.BreakingJobs)
+		single := "no jobs"
+		if p.SingleParams != "" {
+			single = fmt.Sprintf("%6.2f%%, %d breaking (%s)", 100*p.Single.Savings, p.Single.BreakingJobs, p.SingleParams)
+		}
+		fmt.Fprintf(&b, "  %-6s %-26s %-36s %6.2f%%\n", p.Policy, tuned, single, 100*p.OPP.Savings)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func bytesStr(x float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for x >= 1024 && i < len(units)-1 {
+		x /= 1024
+		i++
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64) + " " + units[i]
+}
