@@ -31,6 +31,12 @@ type selfCheck struct {
 	} `json:"charts"`
 	RenderMs float64  `json:"renderMs"`
 	Sorted   []string `json:"sorted"`
+	Tune     *struct {
+		Rows     int      `json:"rows"`
+		Policies int      `json:"policies"`
+		Broken   []string `json:"broken"`
+		Agrees   bool     `json:"agrees"`
+	} `json:"tune"`
 }
 
 // chromiumArgs are the flags of the issue: headless, no sandbox (tests run
@@ -73,10 +79,12 @@ func readSelfCheck(t *testing.T, dom string) selfCheck {
 
 // TestReportInBrowser opens a report in headless chromium: no script
 // error, no console message, no network request, every chart drawn with
-// data, tables equal to the CSV, and header clicks sort the table.
+// data, tables equal to the CSV, header clicks sort the table, and the
+// tuning section shows a row per policy and a BROKEN badge exactly where
+// the tune report says the SLO breaks.
 func TestReportInBrowser(t *testing.T) {
 	chromium := testutil.RequireTool(t, "chromium")
-	d := testReport(t)
+	d := testTuneData(t)
 	targets := []float64{0.01, 0.02}
 	path := filepath.Join(t.TempDir(), "report.html")
 	var buf bytes.Buffer
@@ -137,6 +145,18 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	if len(c.Sorted) != len(readTable(t, dom, "best")) {
 		t.Errorf("sort test saw %d rows", len(c.Sorted))
+	}
+	var wantBroken []string
+	for _, p := range d.Tune.Policies {
+		if p.Found && !p.Eval.MeetsSLO {
+			wantBroken = append(wantBroken, p.Policy)
+		}
+	}
+	switch {
+	case c.Tune == nil:
+		t.Error("the self-check did not see the tuning section")
+	case !c.Tune.Agrees || c.Tune.Rows != len(d.Tune.Policies) || strings.Join(c.Tune.Broken, ",") != strings.Join(wantBroken, ","):
+		t.Errorf("tuning section: %d rows, BROKEN badges on %q; want %d rows, badges on %q", c.Tune.Rows, c.Tune.Broken, len(d.Tune.Policies), wantBroken)
 	}
 	t.Logf("render %.0f ms", c.RenderMs)
 }

@@ -7,7 +7,9 @@
 // tables is printed from a [result.Result] with the same functions as the
 // CSV of `mdk mpc` (SPEC section 6), so table and CSV agree digit for digit.
 // Per-window series are down-sampled for display only, keeping
-// each bucket's minimum and maximum so no spike disappears.
+// each bucket's minimum and maximum so no spike disappears. A report may
+// also show a [tune.Report] (Data.Tune): its Tuning section prints the
+// numbers tune.Run computed, in the words of `mdk tune`.
 //
 // The HTML, CSS and JavaScript are real files under assets/, embedded with
 // go:embed and parsed once; the charting library is ECharts, vendored from

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"mdk/mpc"
+	"mdk/policy"
 	"mdk/result"
 	"mdk/stats"
+	"mdk/tune"
 )
 
 //go:embed assets/report.html assets/report.css assets/report.js assets/echarts.common.min.js
@@ -34,6 +36,10 @@ type Data struct {
 	// Results are every setting's results on the trace (mpc.Generate), all
 	// with the same per-window arrays' length.
 	Results []*result.Result
+	// Tune, if set, is the outcome of tune.Run on the trace: the report
+	// then has a Tuning section (the SLO, the train and eval parts, each
+	// policy's chosen setting on both, the OPP yardstick and warnings).
+	Tune *tune.Report
 }
 
 // Options choose what a report shows.
@@ -81,6 +87,9 @@ func parseTemplate() (*template.Template, error) {
 			"ratep": formatPercent,
 			"int":   intString,
 			"bytes": formatBytes,
+			// pct2 and pts print as mdk tune's terminal table does.
+			"pct2": func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
+			"pts":  func(f float64) string { return fmt.Sprintf("%+.2f pts", 100*f) },
 		}).ParseFS(assets, "assets/report.html")
 	})
 	return tmpl, tmplErr
@@ -101,6 +110,36 @@ type page struct {
 	Payload  template.JS
 	Chosen   []string
 	Warnings []string
+	Tune     *tuneView
+}
+
+// tuneView is the Tuning section: a tune.Report in the words of mdk tune's
+// terminal table (tune.WriteText).
+type tuneView struct {
+	SLO, Stat, Bound string
+	Train, Eval      partView
+	Rows             []tune.Choice
+	OPP              *tune.Yardstick
+	Warnings         []string
+}
+
+type partView struct {
+	Windows  int
+	Segments []string
+}
+
+func newTuneView(r *tune.Report) *tuneView {
+	part := func(p tune.Part) partView {
+		v := partView{Windows: p.Windows}
+		for _, s := range p.Segments {
+			v.Segments = append(v.Segments, s.String())
+		}
+		return v
+	}
+	return &tuneView{
+		SLO: r.SLO.String(), Stat: string(r.SLO.Stat), Bound: policy.FormatRate(r.SLO.PPM),
+		Train: part(r.Train), Eval: part(r.Eval), Rows: r.Policies, OPP: r.OPP, Warnings: r.Warnings,
+	}
 }
 
 type bestRow struct {
@@ -156,6 +195,9 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 		Script:   template.JS(js),
 		Payload:  template.JS(pl),
 		Warnings: warn,
+	}
+	if data.Tune != nil {
+		pg.Tune = newTuneView(data.Tune)
 	}
 	for _, c := range chosen {
 		pg.Chosen = append(pg.Chosen, c.r.Policy+":"+c.r.Params)
@@ -231,6 +273,8 @@ type payload struct {
 	ClosedGaps    []int64   `json:"closedGaps"`
 	OpenGaps      []int64   `json:"openGaps"`
 	PageSizeBytes int       `json:"pageSize"`
+	// Tune is Data.Tune as mdk tune --json prints it (absent without it).
+	Tune *tune.Report `json:"tune,omitempty"`
 }
 
 type jsCurve struct {
@@ -298,6 +342,7 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 		LogX:          o.LogX,
 		Window:        d.Stats.Window,
 		PageSizeBytes: d.Stats.PageSize,
+		Tune:          d.Tune,
 	}
 	for _, t := range o.Targets {
 		p.Targets = append(p.Targets, round(100*t))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"mdk/report"
 	"mdk/stats"
+	"mdk/tune"
 )
 
 type reportOptions struct {
@@ -21,6 +23,8 @@ type reportOptions struct {
 	out      string
 	svgDir   string
 	settings []string
+	// --slo and the window split: a Tuning section (mdk tune's report).
+	slo, trainWindows, evalWindows string
 }
 
 func newReportCmd(e *env) *cobra.Command {
@@ -48,11 +52,21 @@ Per-window charts of traces longer than 2000 windows are down-sampled for
 display, keeping each bucket's minimum and maximum; no number in a table
 changes. --svg DIR also writes every chart as an SVG figure.
 
+With --slo 'STAT<=RATE' the report also has a Tuning section: mdk tune's
+report on the same trace and the same --policy specs (and --model), split
+by windows (default: the first half trains, the second half evaluates;
+--train-windows and --eval-windows as in mdk tune). It shows which windows
+trained and which evaluated and, per policy, the setting chosen on the
+training windows with its savings and statistic there and on the
+evaluation windows, the evaluation windows above the bound, a BROKEN badge
+where the evaluation statistic breaks the SLO, and the OPP yardstick.
+
 TRACE must be a file (it is read twice: once for the summary, once for the
-curves).`,
+curves; a third time with --slo).`,
 		Example: `  mdk report trace.mdkt -o report.html
   mdk report trace.mdkt -p age -p 'opp:r=0..5/0.1' --target 1%,2% --log-x -o report.html
-  mdk report trace.mdkt -o report.html --svg figures/ --setting age:A=20`,
+  mdk report trace.mdkt -o report.html --svg figures/ --setting age:A=20
+  mdk report trace.mdkt -o report.html --slo 'max_pr<=2%' --train-windows 0..119`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(e, o, args[0], commandLine(cmd, args))
@@ -63,6 +77,9 @@ curves).`,
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "write the report to `FILE` (required)")
 	cmd.Flags().StringVar(&o.svgDir, "svg", "", "also write every chart as an SVG file into `DIR`")
 	cmd.Flags().StringArrayVar(&o.settings, "setting", nil, "`policy:params` whose timeline to show (repeatable); default: each policy's best at the first target")
+	cmd.Flags().StringVar(&o.slo, "slo", "", "add a Tuning section (mdk tune) for the SLO `STAT<=RATE`, such as 'max_pr<=2%'")
+	cmd.Flags().StringVar(&o.trainWindows, "train-windows", "", "with --slo: training windows `FIRST..LAST` (inclusive)")
+	cmd.Flags().StringVar(&o.evalWindows, "eval-windows", "", "with --slo: evaluation windows `FIRST..LAST` (inclusive)")
 	return cmd
 }
 
@@ -74,6 +91,10 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 		return usagef("report reads the trace twice and needs a file, not standard input")
 	}
 	st, targets, err := o.mpc.parse()
+	if err != nil {
+		return err
+	}
+	tcfg, err := o.tuneConfig()
 	if err != nil {
 		return err
 	}
@@ -98,6 +119,11 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 		Trace: path, SHA256: sum, Command: cmdline, Version: Version,
 		Date: time.Now(), Stats: s, Results: rs,
 	}
+	if tcfg != nil {
+		if data.Tune, err = e.tuneOne(path, *tcfg); err != nil {
+			return err
+		}
+	}
 	opts := report.Options{X: st, LogX: o.mpc.logX, Targets: targets, Settings: o.settings}
 	f, err := os.Create(o.out)
 	if err != nil {
@@ -119,6 +145,60 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 		fmt.Fprintf(e.stderr, "mdk: wrote %d figures into %s\n", len(paths), o.svgDir)
 	}
 	return nil
+}
+
+// tuneConfig parses --slo and the window split (nil without --slo), with
+// the report's policies and model.
+func (o reportOptions) tuneConfig() (*tune.Config, error) {
+	if o.slo == "" {
+		if o.trainWindows != "" || o.evalWindows != "" {
+			return nil, usagef("--train-windows and --eval-windows need --slo")
+		}
+		return nil, nil
+	}
+	slo, err := tune.ParseSLO(o.slo)
+	if err != nil {
+		return nil, usagef("--slo: %v", err)
+	}
+	cfg := &tune.Config{SLO: slo, Policies: o.mpc.policies}
+	if cfg.Model, err = loadModel(o.mpc.model); err != nil {
+		return nil, err
+	}
+	// The curves' default policies include lopp when a model is given
+	// (parseSpecs); tune's do not.
+	if len(cfg.Policies) == 0 && cfg.Model != nil {
+		cfg.Policies = append(slices.Clone(tune.DefaultPolicies), "lopp")
+	}
+	for _, f := range []struct {
+		flag, s string
+		dst     **tune.Range
+	}{{"--train-windows", o.trainWindows, &cfg.TrainWindows}, {"--eval-windows", o.evalWindows, &cfg.EvalWindows}} {
+		if f.s == "" {
+			continue
+		}
+		r, err := tune.ParseRange(f.s)
+		if err != nil {
+			return nil, usagef("%s: %v", f.flag, err)
+		}
+		*f.dst = &r
+	}
+	return cfg, nil
+}
+
+// tuneOne runs tune.Run on the trace at path, split by windows.
+func (e *env) tuneOne(path string, cfg tune.Config) (*tune.Report, error) {
+	r, c, err := e.openTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	cfg.Traces = []tune.Input{{Name: path, Reader: r}}
+	if p := e.progress("tune"); p != nil {
+		cfg.Progress = func(_ string, done, total int) { p(done, total) }
+	}
+	rep, err := tune.Run(e.ctx, cfg)
+	e.endProgress()
+	return rep, err
 }
 
 func fileSHA256(path string) (string, error) {

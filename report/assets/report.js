@@ -214,6 +214,17 @@
     }
     check.charts[id] = { series: (opt.series || []).length, points: points, canvas: !!canvas, inked: inked };
   }
+  // The tuning section, if any: its rows and BROKEN badges, and whether the
+  // table agrees with the embedded report (one row per policy, a badge
+  // exactly where the eval statistic breaks the SLO).
+  if (D.tune) {
+    var trows = document.querySelectorAll('#tune tbody tr');
+    var want = D.tune.policies.filter(function (c) { return c.found && !c.eval.meets_slo; }).map(function (c) { return c.policy; });
+    var got = Array.prototype.filter.call(trows, function (r) { return r.querySelector('.badge.broken'); })
+      .map(function (r) { return r.getAttribute('data-policy'); });
+    check.tune = { rows: trows.length, policies: D.tune.policies.length, broken: got,
+      agrees: trows.length === D.tune.policies.length && want.join() === got.join() };
+  }
   // A test opens the page with #sorttest: sort the best-setting table by
   // savings, descending (two clicks), and record the order.
   if (location.hash === '#sorttest') {
