@@ -73,6 +73,9 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		return nil, err
 	}
 	h := r.Header()
+	if d, ok := r.(trace.PageDiscarder); ok {
+		d.DiscardPages() // the engines need dense IDs only
+	}
 	needFeat, perGap, hist := false, false, false
 	for _, e := range engines {
 		needFeat = needFeat || e.needsFeatures()

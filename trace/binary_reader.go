@@ -22,12 +22,16 @@ type binaryReader struct {
 	off   int64 // offset of the next unread byte
 	hdr   Header
 	pages []Page
-	win   Window
-	next  int   // index of the next window
-	err   error // sticky: io.EOF or a *CorruptError
-	comp  []byte
-	raw   []byte
-	small [blockHeaderSize]byte
+	// npages counts the pages announced; pages holds them unless the
+	// consumer said it does not need them (DiscardPages).
+	npages  uint64
+	discard bool
+	win     Window
+	next    int   // index of the next window
+	err     error // sticky: io.EOF or a *CorruptError
+	comp    []byte
+	raw     []byte
+	small   [blockHeaderSize]byte
 }
 
 // NewBinaryReader returns a reader of a binary trace (docs/trace-format.md)
@@ -152,6 +156,11 @@ func (br *binaryReader) readGrowing(buf []byte, n int, start int64, what string)
 func (br *binaryReader) Header() Header { return br.hdr }
 func (br *binaryReader) Pages() []Page  { return br.pages }
 
+// DiscardPages tells the reader that its consumer needs dense IDs only: it
+// stops keeping the page table (16 bytes a page), and Pages returns only the
+// pages announced before the call.
+func (br *binaryReader) DiscardPages() { br.discard = true }
+
 // Read returns the next window. The steps:
 //  1. read the tag; at the end block check the count and that nothing follows;
 //  2. read the block header and the payload, check sizes and the CRC;
@@ -261,7 +270,7 @@ func (br *binaryReader) decode() string {
 	if n > uint64(len(d.p)-d.i)/2 {
 		return fmt.Sprintf("new-page count %d exceeds what the %d remaining bytes can hold", n, len(d.p)-d.i)
 	}
-	base := uint64(len(br.pages))
+	base := br.npages
 	if base+n > maxPages {
 		return fmt.Sprintf("too many pages (max %d)", uint64(maxPages))
 	}
@@ -286,8 +295,11 @@ func (br *binaryReader) decode() string {
 		win.New = append(win.New, p)
 		prev = p
 	}
-	br.pages = append(br.pages, win.New...)
-	total := uint64(len(br.pages))
+	if !br.discard {
+		br.pages = append(br.pages, win.New...)
+	}
+	br.npages += n
+	total := br.npages
 	var msg string
 	if win.Accessed, msg = d.list(win.Accessed, total); msg != "" {
 		return "a list: " + msg

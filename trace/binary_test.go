@@ -489,3 +489,42 @@ func TestBinaryForgedLength(t *testing.T) {
 		t.Fatalf("reading a %d-byte file allocated %d bytes", len(forged), n)
 	}
 }
+
+// TestBinaryDiscardPages checks that a reader told to discard its page table
+// still yields the same windows and stops growing Pages.
+func TestBinaryDiscardPages(t *testing.T) {
+	f, err := os.Open("testdata/spaces.mdkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := trace.NewBinaryReader(bytes.NewReader(b), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := trace.ReadAll(r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := trace.NewBinaryReader(bytes.NewReader(b), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.(trace.PageDiscarder).DiscardPages()
+	got, err := trace.ReadAll(r2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pages) != 0 || len(got.Windows) != len(want.Windows) {
+		t.Fatalf("discarding reader: %d pages, %d windows; want 0 and %d", len(got.Pages), len(got.Windows), len(want.Windows))
+	}
+	for w := range want.Windows {
+		if !slices.Equal(got.Windows[w].Accessed, want.Windows[w].Accessed) || !slices.Equal(got.Windows[w].New, want.Windows[w].New) {
+			t.Fatalf("window %d differs", w)
+		}
+	}
+}

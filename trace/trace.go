@@ -126,6 +126,13 @@ type Reader interface {
 	Pages() []Page
 }
 
+// PageDiscarder is implemented by readers that can stop keeping their page
+// table when the consumer needs dense IDs only (the curve generator): after
+// DiscardPages, Pages no longer grows.
+type PageDiscarder interface {
+	DiscardPages()
+}
+
 // Writer writes a trace one window at a time. Windows must be written in
 // order, starting at 0, with Index consecutive; New must announce each page
 // before its first use, as a Reader does.

@@ -28,12 +28,15 @@ func (g Gap) End() int { return g.Start + g.Idle + 1 }
 // otherwise); then a free (which ends the life after this window, and is
 // ignored if the page is not alive).
 //
-// Per-page state is one slice indexed by dense ID: 8 bytes a page.
+// Per-page state is one slice indexed by dense ID: 8 bytes a page (rounded
+// up to whole blocks of 4096 IDs).
 //
-// A walker made by [NewShardWalker] sees only the pages of one shard (dense
-// ID mod 2^bits), so that several walkers can share one trace's pages on
-// several goroutines; its Counts are then those of its shard (sums over the
-// shards give the trace's, except PeakAlive).
+// A walker made by [NewShardWalker] sees only the pages of one shard, so that
+// several walkers can share one trace's pages on several goroutines; its
+// Counts are then those of its shard (sums over the shards give the trace's,
+// except PeakAlive). Shards are interleaved blocks of 4096 dense IDs, so that
+// a window's sorted ID lists switch shards rarely (a per-ID interleave makes
+// the shard test an unpredictable branch on every record).
 type Walker struct {
 	// OnGap, if set, is called for every gap as soon as it is known: a closed
 	// gap while its ending window is walked, an open gap when its life ends
@@ -44,10 +47,10 @@ type Walker struct {
 	// the touch is a life's start by a birth rather than an access.
 	OnTouch func(page uint32, t, prior int, born bool)
 
-	st []pageState // by dense ID >> shift
+	st []pageState // by index(dense ID)
 
-	shift, shard, mask uint32
-	pages              int // pages announced so far (all shards)
+	shift, shard, mask uint32 // shard of ID: (ID >> blockBits) & mask
+	pages              int    // pages announced so far (all shards)
 	windows            int
 	Counts             Counts
 }
@@ -76,17 +79,44 @@ type Counts struct {
 // NewWalker returns a Walker with no callbacks.
 func NewWalker() *Walker { return &Walker{} }
 
-// NewShardWalker returns a Walker of the pages whose dense ID is shard
-// modulo 2^bits.
+// blockBits: shards are interleaved blocks of 1<<blockBits dense IDs.
+const blockBits = 12
+
+// NewShardWalker returns a Walker of the pages of shard number shard out of
+// 2^bits.
 func NewShardWalker(shard uint32, bits uint) *Walker {
 	return &Walker{shift: uint32(bits), shard: shard, mask: 1<<bits - 1}
 }
 
+// mine reports whether dense ID id is in the walker's shard.
+func (wk *Walker) mine(id uint32) bool { return (id>>blockBits)&wk.mask == wk.shard }
+
+// index returns the state index of an ID of the walker's shard.
+func (wk *Walker) index(id uint32) uint32 {
+	return (id>>(blockBits+wk.shift))<<blockBits | id&(1<<blockBits-1)
+}
+
+// id returns the dense ID of state index x.
+func (wk *Walker) id(x uint32) uint32 {
+	return ((x>>blockBits)<<wk.shift|wk.shard)<<blockBits | x&(1<<blockBits-1)
+}
+
 func (wk *Walker) grow(pages int) {
 	wk.pages = pages
-	n := (pages + int(wk.mask)) >> wk.shift
-	for len(wk.st) < n {
-		wk.st = append(wk.st, pageState{-1, -1})
+	// State for every ID below pages that is in this shard: whole blocks.
+	blocks := (pages + 1<<blockBits - 1) >> blockBits
+	mine := (blocks + int(wk.mask)) >> wk.shift
+	if n := mine << blockBits; len(wk.st) < n {
+		if cap(wk.st) < n {
+			// Grow by a quarter, not by doubling: the state is most of
+			// an engine's memory.
+			st := make([]pageState, len(wk.st), n+n/4)
+			copy(st, wk.st)
+			wk.st = st
+		}
+		for len(wk.st) < n {
+			wk.st = append(wk.st, pageState{-1, -1})
+		}
 	}
 }
 
@@ -105,13 +135,13 @@ func (wk *Walker) Window(w *Window) {
 	wk.windows++
 	wk.grow(wk.pages + len(w.New))
 	k := int32(w.Index)
-	st, shift, shard, mask := wk.st, wk.shift, wk.shard, wk.mask
+	st := wk.st
 	for _, id := range w.Accessed {
-		if id&mask != shard {
+		if !wk.mine(id) {
 			continue
 		}
 		wk.Counts.AccessRecords++
-		p := &st[id>>shift]
+		p := &st[wk.index(id)]
 		if i := p.last; i >= 0 {
 			d := k - i
 			if wk.OnGap != nil {
@@ -132,10 +162,10 @@ func (wk *Walker) Window(w *Window) {
 		}
 	}
 	for _, id := range w.Born {
-		if id&mask != shard {
+		if !wk.mine(id) {
 			continue
 		}
-		p := &st[id>>shift]
+		p := &st[wk.index(id)]
 		if p.last == k {
 			// Touched in this window already: births come after accesses
 			// and a page is born at most once a window, so it was accessed:
@@ -161,10 +191,10 @@ func (wk *Walker) Window(w *Window) {
 		wk.Counts.PeakAlive = wk.Counts.Alive
 	}
 	for _, id := range w.Freed {
-		if id&mask != shard {
+		if !wk.mine(id) {
 			continue
 		}
-		if st[id>>shift].last < 0 {
+		if st[wk.index(id)].last < 0 {
 			wk.Counts.IgnoredFrees++
 			continue
 		}
@@ -174,7 +204,7 @@ func (wk *Walker) Window(w *Window) {
 }
 
 func (wk *Walker) end(id uint32, e int) {
-	p := &wk.st[id>>wk.shift]
+	p := &wk.st[wk.index(id)]
 	i := int(p.last)
 	if wk.OnGap != nil {
 		wk.OnGap(Gap{Page: id, Start: i, Idle: e - i - 1, Closed: false, Prior: toInf(p.prior)})
@@ -189,7 +219,7 @@ func (wk *Walker) end(id uint32, e int) {
 func (wk *Walker) Finish() {
 	for x := range wk.st {
 		if wk.st[x].last >= 0 {
-			wk.end(uint32(x)<<wk.shift|wk.shard, wk.windows)
+			wk.end(wk.id(uint32(x)), wk.windows)
 		}
 	}
 }

@@ -36,8 +36,27 @@ func sortGaps(gs []trace.Gap) {
 // and counts of one walker.
 func TestShardWalkers(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 9))
+	var traces []*trace.Trace
 	for n := 0; n < testutil.Count(1000); n++ {
-		tr := testutil.RandomTrace(rng)
+		traces = append(traces, testutil.RandomTrace(rng))
+	}
+	// Shards are blocks of 4096 IDs: a trace of 20,000 pages spreads over
+	// several blocks of each shard.
+	b := trace.NewBuilder(trace.DefaultHeader())
+	for w := 0; w < 30; w++ {
+		for p := 0; p < 20000; p++ {
+			switch x := rng.IntN(10); {
+			case x < 3:
+				b.Add(w, trace.Access, trace.Page{Page: uint64(p)})
+			case x == 3 && rng.IntN(8) == 0:
+				b.Add(w, trace.Free, trace.Page{Page: uint64(p)})
+			case x == 4 && rng.IntN(8) == 0:
+				b.Add(w, trace.Birth, trace.Page{Page: uint64(p)})
+			}
+		}
+	}
+	traces = append(traces, b.Trace())
+	for n, tr := range traces {
 		one := trace.NewWalker()
 		want := walk(tr, one)
 		sortGaps(want)
