@@ -1,37 +1,17 @@
 package mpc
 
 import (
-	"os"
 	"slices"
 	"testing"
 
 	"mdk/internal/testutil"
 	"mdk/policy"
-	"mdk/trace"
 )
-
-func loadExample(t *testing.T) *trace.Trace {
-	t.Helper()
-	f, err := os.Open("../testdata/example.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := trace.NewTextReader(f, "example.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trace.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
 
 // TestExample checks the generator against SPEC section 4's table and
 // against the simulator on the worked example, for every edge setting.
 func TestExample(t *testing.T) {
-	tr := loadExample(t)
+	tr := testutil.ReadTextTrace(t, "../testdata/example.txt")
 	checkEqual(t, "example.txt", tr, edgeSettings())
 	var ss []policy.Setting
 	for _, row := range testutil.SpecTable {

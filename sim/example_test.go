@@ -1,37 +1,16 @@
 package sim
 
 import (
-	"os"
 	"slices"
 	"testing"
 
 	"mdk/internal/testutil"
 	"mdk/policy"
 	"mdk/result"
-	"mdk/trace"
 )
 
-// LoadExample reads SPEC section 4's trace from the repository's testdata.
-func loadExample(t *testing.T) *trace.Trace {
-	t.Helper()
-	f, err := os.Open("../testdata/example.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := trace.NewTextReader(f, "example.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trace.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 func TestSpecExample(t *testing.T) {
-	tr := loadExample(t)
+	tr := testutil.ReadTextTrace(t, "../testdata/example.txt")
 	for _, row := range testutil.SpecTable {
 		ss, err := policy.Parse(row.Spec, tr.Header.Window)
 		if err != nil || len(ss) != 1 {

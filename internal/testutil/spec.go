@@ -1,5 +1,13 @@
 package testutil
 
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"mdk/trace"
+)
+
 // SpecRow is one row of SPEC section 4's worked example table.
 type SpecRow struct {
 	Spec       string
@@ -28,4 +36,24 @@ var SpecTable = []SpecRow{
 	{"paw:P=4,wait=0", []int64{0, 1, 1, 0, 0, 1, 0, 0, 0, 1}, 0.5, 28},
 	{"pace:P=3,A=2", []int64{0, 1, 1, 0, 0, 1, 0, 1, 0, 1}, 0.5, 30},
 	{"pace:P=inf,A=2", []int64{0, 0, 0, 0, 0, 1, 0, 1, 0, 1}, 0.5, 17},
+}
+
+// ReadTextTrace reads a text trace file into memory, failing the test on
+// any error.
+func ReadTextTrace(t testing.TB, path string) *trace.Trace {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := trace.NewTextReader(f, filepath.Base(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
