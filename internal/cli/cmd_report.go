@@ -169,18 +169,8 @@ func (o reportOptions) tuneConfig() (*tune.Config, error) {
 	if len(cfg.Policies) == 0 && cfg.Model != nil {
 		cfg.Policies = append(slices.Clone(tune.DefaultPolicies), "lopp")
 	}
-	for _, f := range []struct {
-		flag, s string
-		dst     **tune.Range
-	}{{"--train-windows", o.trainWindows, &cfg.TrainWindows}, {"--eval-windows", o.evalWindows, &cfg.EvalWindows}} {
-		if f.s == "" {
-			continue
-		}
-		r, err := tune.ParseRange(f.s)
-		if err != nil {
-			return nil, usagef("%s: %v", f.flag, err)
-		}
-		*f.dst = &r
+	if err := parseWindowRanges(cfg, o.trainWindows, o.evalWindows); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

@@ -97,18 +97,8 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 	case !byTrace && len(args) == 0:
 		return usagef("tune needs a TRACE, or --train and --eval traces (see mdk tune --help)")
 	}
-	for _, f := range []struct {
-		flag, s string
-		dst     **tune.Range
-	}{{"--train-windows", o.trainWindows, &cfg.TrainWindows}, {"--eval-windows", o.evalWindows, &cfg.EvalWindows}} {
-		if f.s == "" {
-			continue
-		}
-		r, err := tune.ParseRange(f.s)
-		if err != nil {
-			return usagef("%s: %v", f.flag, err)
-		}
-		*f.dst = &r
+	if err := parseWindowRanges(&cfg, o.trainWindows, o.evalWindows); err != nil {
+		return err
 	}
 	var closers []io.Closer
 	defer func() {
@@ -153,4 +143,23 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 		return tune.WriteJSON(e.stdout, rep)
 	}
 	return tune.WriteText(e.stdout, rep)
+}
+
+// parseWindowRanges sets cfg's training and evaluation windows from the
+// --train-windows and --eval-windows flags ("" leaves one unset).
+func parseWindowRanges(cfg *tune.Config, train, eval string) error {
+	for _, f := range []struct {
+		flag, s string
+		dst     **tune.Range
+	}{{"--train-windows", train, &cfg.TrainWindows}, {"--eval-windows", eval, &cfg.EvalWindows}} {
+		if f.s == "" {
+			continue
+		}
+		r, err := tune.ParseRange(f.s)
+		if err != nil {
+			return usagef("%s: %v", f.flag, err)
+		}
+		*f.dst = &r
+	}
+	return nil
 }
