@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"mdk/policy"
-	"mdk/sim"
 	"mdk/trace"
 )
 
@@ -41,38 +40,4 @@ func BenchmarkGenerateFile(b *testing.B) {
 	b.ReportMetric(float64(recs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(float64(recs), "records")
 	b.ReportMetric(float64(len(ss)), "settings")
-}
-
-// BenchmarkSimulatorFile runs the reference simulator on the first
-// $MDK_BENCH_SIM_WINDOWS windows (default 24) of the same trace for 10
-// settings, to measure the generator's advantage in one run.
-func BenchmarkSimulatorFile(b *testing.B) {
-	path := os.Getenv("MDK_BENCH_TRACE")
-	if path == "" {
-		b.Skip("set MDK_BENCH_TRACE to a trace file (docs/bench.md)")
-	}
-	r, c, err := trace.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	t, err := trace.ReadAll(r)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var recs int64
-	for i := range t.Windows {
-		recs += int64(len(t.Windows[i].Accessed))
-	}
-	var ss []policy.Setting
-	for a := range 10 {
-		ss = append(ss, policy.AGE{A: a * 10})
-	}
-	for b.Loop() {
-		for _, s := range ss {
-			sim.Run(t, s)
-		}
-	}
-	b.ReportMetric(float64(recs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
-	b.ReportMetric(float64(recs), "records")
 }
