@@ -84,8 +84,8 @@ func (e *paw) needsFeatures() bool { return false }
 
 func (e *paw) group(end int, closed bool, es []histEntry) {
 	for _, x := range es {
-		ia := e.cls[x.pc]
-		ib := e.wa.countLE(int(x.idle))
+		ia := e.cls[x.Class]
+		ib := e.wa.countLE(int(x.Idle))
 		if ia > 0 && ib > 0 {
 			e.g.a.addN(e.g.cell(ia, ib), x, end, closed)
 		}
@@ -140,12 +140,12 @@ func (e *pace) needsFeatures() bool { return false }
 func (e *pace) group(end int, closed bool, es []histEntry) {
 	nP := len(e.pa.vals)
 	for _, x := range es {
-		ia := e.cls[x.pc]
+		ia := e.cls[x.Class]
 		if ia > 0 {
 			e.at.addN(ia, x, end, closed)
 		}
 		if ia < nP {
-			if ib := e.aa.countLE(int(x.idle)); ib > 0 {
+			if ib := e.aa.countLE(int(x.Idle)); ib > 0 {
 				e.g.a.addN(e.g.cell(ia, ib), x, end, closed)
 			}
 		}

@@ -90,10 +90,10 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		shards = 2
 	}
 	walkers := make([]*trace.Walker, shards)
-	hgs := make([]*histo, shards)
+	hgs := make([]*trace.GapHistogram, shards)
 	for s := range walkers {
 		walkers[s] = trace.NewShardWalker(uint32(s), uint(bits.Len(uint(shards-1))))
-		hgs[s] = newHisto(classes)
+		hgs[s] = trace.NewGapHistogram(len(classes.vals)+1, classes.class)
 	}
 	wk, hg := walkers[0], hgs[0]
 	var feats [][6]int32
@@ -105,7 +105,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 				f = &feats[g.Page]
 			}
 			p.gap(g, f)
-			hg.add(g)
+			hg.Add(g)
 		}
 	case perGap:
 		wk.OnGap = func(g trace.Gap) {
@@ -117,7 +117,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		}
 	default:
 		for s := range walkers {
-			walkers[s].OnGap = hgs[s].add
+			walkers[s].Hist = hgs[s]
 		}
 	}
 	if needFeat {
@@ -158,7 +158,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		}
 		p.mark(markNew, win.Index, 0)
 		for _, hg := range hgs {
-			hg.grow(win.Index)
+			hg.Grow(win.Index)
 		}
 		before := alivePageWins()
 		walk.window(win)
@@ -167,9 +167,9 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		alive = append(alive, alivePageWins()-before)
 		if hist {
 			for _, hg := range hgs {
-				es = hg.drain(true, es[:0])
+				es = hg.Drain(true, es[:0])
 				p.group(win.Index, true, es)
-				es = hg.drain(false, es[:0])
+				es = hg.Drain(false, es[:0])
 				p.group(win.Index+1, false, es)
 			}
 		}
@@ -181,7 +181,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 	walk.window(nil) // Finish
 	if hist {
 		for _, hg := range hgs {
-			es = hg.drain(false, es[:0])
+			es = hg.Drain(false, es[:0])
 			p.group(len(accessed), false, es)
 		}
 	}

@@ -56,7 +56,7 @@ func (e *oneParam) needsGaps() bool     { return !e.idle }
 // group adds histogram entries (the fast path of age and vmin).
 func (e *oneParam) group(end int, closed bool, es []histEntry) {
 	for _, x := range es {
-		if k := e.iaxis.countLE(int(x.idle) + e.off); k > 0 {
+		if k := e.iaxis.countLE(int(x.Idle) + e.off); k > 0 {
 			e.a.addN(k, x, end, closed)
 		}
 	}

@@ -68,19 +68,19 @@ func (e *opp) newWindow(w int) {
 
 func (e *opp) group(end int, closed bool, es []histEntry) {
 	for _, x := range es {
-		if x.idle < 1 {
+		if x.Idle < 1 {
 			continue
 		}
 		if !closed {
-			e.open += int64(x.idle) * x.n
-			e.oplus.data[end-int(x.idle)] += x.n
-			e.ominus.data[end] += x.n
+			e.open += int64(x.Idle) * x.N
+			e.oplus.data[end-int(x.Idle)] += x.N
+			e.ominus.data[end] += x.N
 			continue
 		}
-		if e.count[x.idle] == 0 {
-			e.idles = append(e.idles, x.idle)
+		if e.count[x.Idle] == 0 {
+			e.idles = append(e.idles, x.Idle)
 		}
-		e.count[x.idle] += x.n
+		e.count[x.Idle] += x.N
 	}
 }
 

@@ -94,13 +94,13 @@ func (a *acc) add(c int, g packedGap) {
 	}
 }
 
-// addN adds x.n gaps of idle length x.idle ending in window end at cell c.
+// addN adds x.N gaps of idle length x.Idle ending in window end at cell c.
 func (a *acc) addN(c int, x histEntry, end int, closed bool) {
-	a.plus.data[(end-int(x.idle))*a.width+c] += x.n
+	a.plus.data[(end-int(x.Idle))*a.width+c] += x.N
 	if closed {
-		a.prom.data[end*a.width+c] += x.n
+		a.prom.data[end*a.width+c] += x.N
 	} else {
-		a.oend.data[end*a.width+c] += x.n
+		a.oend.data[end*a.width+c] += x.N
 	}
 }
 

@@ -46,6 +46,9 @@ type Walker struct {
 	// the prior reuse distance (Inf for a life's first touch), born whether
 	// the touch is a life's start by a birth rather than an access.
 	OnTouch func(page uint32, t, prior int, born bool)
+	// Hist, if set, counts every gap instead of OnGap (which is then not
+	// called); see [GapHistogram].
+	Hist *GapHistogram
 
 	st []pageState // by index(dense ID)
 
@@ -144,7 +147,9 @@ func (wk *Walker) Window(w *Window) {
 		p := &st[wk.index(id)]
 		if i := p.last; i >= 0 {
 			d := k - i
-			if wk.OnGap != nil {
+			if wk.Hist != nil {
+				wk.Hist.add(true, d-1, p.prior)
+			} else if wk.OnGap != nil {
 				wk.OnGap(Gap{Page: id, Start: int(i), Idle: int(d - 1), Closed: true, Prior: toInf(p.prior)})
 			}
 			wk.Counts.ClosedGaps++
@@ -206,7 +211,9 @@ func (wk *Walker) Window(w *Window) {
 func (wk *Walker) end(id uint32, e int) {
 	p := &wk.st[wk.index(id)]
 	i := int(p.last)
-	if wk.OnGap != nil {
+	if wk.Hist != nil {
+		wk.Hist.add(false, int32(e-i-1), p.prior)
+	} else if wk.OnGap != nil {
 		wk.OnGap(Gap{Page: id, Start: i, Idle: e - i - 1, Closed: false, Prior: toInf(p.prior)})
 	}
 	wk.Counts.OpenGaps++

@@ -89,3 +89,56 @@ func TestShardWalkers(t *testing.T) {
 		}
 	}
 }
+
+// TestGapHistogram checks that a walker counting into a GapHistogram sees
+// the same gaps, by window, idle length and prior class, as OnGap.
+func TestGapHistogram(t *testing.T) {
+	class := func(d int) int { // classes: d <= 1, 2..4, >= 5 or infinite
+		switch {
+		case d == trace.Inf || d >= 5:
+			return 2
+		case d >= 2:
+			return 1
+		}
+		return 0
+	}
+	type key struct {
+		end, idle, class int
+		closed           bool
+	}
+	rng := testutil.Rand(testutil.Seed(t, 10))
+	for n := 0; n < testutil.Count(1000); n++ {
+		tr := testutil.RandomTrace(rng)
+		want := map[key]int64{}
+		for _, g := range walk(tr, trace.NewWalker()) {
+			want[key{g.End(), g.Idle, class(g.Prior), g.Closed}]++
+		}
+		got := map[key]int64{}
+		h := trace.NewGapHistogram(3, class)
+		wk := trace.NewWalker()
+		wk.Hist = h
+		var cs []trace.GapCount
+		for w := range tr.Windows {
+			h.Grow(w)
+			wk.Window(&tr.Windows[w])
+			for _, closed := range []bool{true, false} {
+				end := w + map[bool]int{true: 0, false: 1}[closed]
+				for _, c := range h.Drain(closed, cs[:0]) {
+					got[key{end, int(c.Idle), int(c.Class), closed}] += c.N
+				}
+			}
+		}
+		wk.Finish()
+		for _, c := range h.Drain(false, cs[:0]) {
+			got[key{len(tr.Windows), int(c.Idle), int(c.Class), false}] += c.N
+		}
+		if len(got) != len(want) {
+			t.Fatalf("trace %d: %d cells, want %d", n, len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("trace %d: %+v counted %d, want %d", n, k, got[k], v)
+			}
+		}
+	}
+}
