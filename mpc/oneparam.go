@@ -18,6 +18,10 @@ type oneParam struct {
 	a     *acc
 	delay bool
 	feat  bool
+	// cache memoizes the critical value by feature vector for policies
+	// whose critical value depends on the features alone (L-OPP: one model
+	// evaluation per distinct vector instead of one per gap).
+	cache map[[6]int32]float64
 
 	// Fast path for families whose critical value is idle+off, a whole
 	// number (age: g, vmin: g-1): no interface call, no float.
@@ -25,6 +29,9 @@ type oneParam struct {
 	off   int
 	iaxis *intAxis
 }
+
+// maxCache bounds the critical-value cache (about 50 bytes an entry).
+const maxCache = 1 << 20
 
 func newOneParam(ps []policy.OneParam) *oneParam {
 	xs := make([]float64, len(ps))
@@ -34,6 +41,9 @@ func newOneParam(ps []policy.OneParam) *oneParam {
 	e := &oneParam{ps: ps, axis: newFloatAxis(xs), delay: ps[0].DelayIsParam(), feat: ps[0].UsesFeatures()}
 	e.n = len(e.axis.vals)
 	e.a = newAcc(e.n + 1)
+	if f, ok := ps[0].(policy.FeaturesOnly); ok && f.FeaturesOnly() {
+		e.cache = map[[6]int32]float64{}
+	}
 	switch ps[0].(type) {
 	case policy.AGE:
 		e.idle, e.off = true, 0
@@ -73,7 +83,19 @@ func (e *oneParam) gaps(gs []packedGap, fs [][6]int32) {
 				f[j] = int(v)
 			}
 		}
-		if k := e.axis.countLE(p.Critical(g.unpack(), &f)); k > 0 {
+		var c float64
+		if e.cache != nil {
+			var ok bool
+			if c, ok = e.cache[fs[i]]; !ok {
+				c = p.Critical(g.unpack(), &f)
+				if len(e.cache) < maxCache {
+					e.cache[fs[i]] = c
+				}
+			}
+		} else {
+			c = p.Critical(g.unpack(), &f)
+		}
+		if k := e.axis.countLE(c); k > 0 {
 			e.a.add(k, g)
 		}
 	}

@@ -62,6 +62,7 @@ func (p LOPP) Param() float64                          { return p.Theta }
 func (p LOPP) Critical(_ trace.Gap, f *[6]int) float64 { return p.Score(f) }
 func (p LOPP) DelayIsParam() bool                      { return false }
 func (p LOPP) UsesFeatures() bool                      { return true }
+func (p LOPP) FeaturesOnly() bool                      { return true }
 
 var _ OneParam = LOPP{}
 

@@ -28,6 +28,13 @@ type OneParam interface {
 	UsesFeatures() bool
 }
 
+// FeaturesOnly is implemented by OneParam policies whose critical value
+// depends on the features alone (L-OPP's model score): the generator then
+// computes it once per distinct feature vector.
+type FeaturesOnly interface {
+	FeaturesOnly() bool
+}
+
 // Never is the critical value of a gap that no setting reclaims.
 var Never = math.Inf(-1)
 
