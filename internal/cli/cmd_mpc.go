@@ -51,7 +51,7 @@ draws the curves (SVG or PNG by extension).
 
 A policy given by name alone uses its default grid (docs/policies.md).`,
 		Example: `  mdk mpc trace.mdkt
-  mdk mpc trace.mdkt -p age -p 'opp:r=0..20/1' --csv > curves.csv
+  mdk mpc trace.mdkt -p age -p 'opp:r=0%..20%/1%' --csv > curves.csv
   mdk mpc trace.mdkt -p 'age:A=1m..60m/1m' -p opp --plot curves.svg --target 1%,2%`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMPC(e, o, args[0]) },

@@ -64,7 +64,7 @@ where the evaluation statistic breaks the SLO, and the OPP yardstick.
 TRACE must be a file (it is read twice: once for the summary, once for the
 curves; a third time with --slo).`,
 		Example: `  mdk report trace.mdkt -o report.html
-  mdk report trace.mdkt -p age -p 'opp:r=0..5/0.1' --target 1%,2% --log-x -o report.html
+  mdk report trace.mdkt -p age -p 'opp:r=0%..5%/0.1%' --target 1%,2% --log-x -o report.html
   mdk report trace.mdkt -o report.html --svg figures/ --setting age:A=20
   mdk report trace.mdkt -o report.html --slo 'max_pr<=2%' --train-windows 0..119`,
 		Args: exactArgs(1),
