@@ -1,14 +1,20 @@
 package mpc
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"mdk/gbdt"
 	"mdk/gen"
 	"mdk/internal/testutil"
 	"mdk/lopp"
 	"mdk/policy"
+	"mdk/sim"
 	"mdk/trace"
 )
 
@@ -55,9 +61,12 @@ func TestGeneratorEqualsSimulatorGen(t *testing.T) {
 	for _, model := range gen.Models {
 		for seed := uint64(1); seed <= 3; seed++ {
 			tr := smallGen(t, model, seed)
-			ss := append(edgeSettings(), loppSettings(m)...)
-			ss = append(ss, policy.DefaultGrid("pace", tr.Header.Window)...)
+			ss := append(edgeSettings(), policy.DefaultGrid("pace", tr.Header.Window)...)
+			// Without L-OPP every gap is counted by histogram
+			// (trace.HistWalker); with it, gaps go one by one
+			// (trace.Walker).
 			checkEqual(t, fmt.Sprintf("gen %s seed %d", model, seed), tr, ss)
+			checkEqual(t, fmt.Sprintf("gen %s seed %d with lopp", model, seed), tr, append(ss, loppSettings(m)...))
 		}
 	}
 }
@@ -69,5 +78,38 @@ func TestLOPPEqualsSimulatorRandom(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 8))
 	for n := 0; n < testutil.Count(500); n++ {
 		checkEqual(t, fmt.Sprintf("random trace %d", n), testutil.RandomTrace(rng), ss)
+	}
+}
+
+// TestGeneratorEqualsSimulatorBinary reads a gen trace whose windows span
+// several of the histogram walk's chunks from the binary format, so that
+// every goroutine walks part of each window while the next is decoded.
+func TestGeneratorEqualsSimulatorBinary(t *testing.T) {
+	cfg := gen.DefaultConfig
+	cfg.Pages, cfg.Windows = 200000, 20
+	tr, err := trace.ReadAll(gen.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewBinaryReader(bytes.NewReader(testutil.EncodeBinary(t, tr)), "gen.mdkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := []policy.Setting{
+		policy.AGE{A: 1}, policy.AGE{A: 4}, policy.VMIN{T: 2}, policy.OPP{PPM: 20000},
+		policy.PAW{P: 2, Wait: 1}, policy.PACE{P: 3, A: 2}, policy.PACE{P: policy.Inf, A: 5},
+	}
+	got, err := Generate(context.Background(), r, ss, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Windows[0].Accessed) < 40000 {
+		t.Fatalf("window 0 has %d accesses: too few to span three chunks of 16 K IDs", len(tr.Windows[0].Accessed))
+	}
+	for i, s := range ss {
+		want := sim.Run(tr, s)
+		if d := cmp.Diff(want, got[i], cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("%s: generator on the binary file differs from the simulator (-sim +mpc):\n%s", policy.String(s), d)
+		}
 	}
 }

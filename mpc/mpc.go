@@ -23,13 +23,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
 
 	"mdk/policy"
 	"mdk/result"
 	"mdk/trace"
 )
+
+// maxWalkers bounds the goroutines of the histogram walk.
+const maxWalkers = 4
 
 // Options tune a run.
 type Options struct {
@@ -63,10 +65,12 @@ type engine interface {
 // AlivePerWindow slices (they are the trace's, the same for every setting);
 // treat them as read-only.
 //
-// The pass is a pipeline: one goroutine reads the trace and walks it into
-// gaps, in chunks of bounded size; the policies' engines consume every chunk
-// on up to GOMAXPROCS worker goroutines (each engine on one worker, so each
-// sees the gaps in order).
+// The pass is a pipeline. The calling goroutine reads window w+1 while
+// helpers start walking window w (trace.HistWalker), then joins them; it
+// hands the window's gap histograms (or, for engines that need them, the
+// gaps themselves, from a trace.Walker) on in chunks of bounded size; the
+// policies' engines consume every chunk on up to GOMAXPROCS worker goroutines
+// (each engine on one worker, so each sees the gaps in order).
 func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, opts Options) ([]*result.Result, error) {
 	engines, slots, classes, err := plan(settings)
 	if err != nil {
@@ -83,110 +87,114 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		hist = hist || !e.needsGaps()
 	}
 	p := newPipeline(engines, needFeat)
-	// The walkers: one, or, when every engine takes histograms, one per
-	// core on its shard of the pages (the histograms are additive).
-	shards := 1
-	if !perGap && runtime.GOMAXPROCS(0) >= 2 {
-		shards = 2
-	}
-	walkers := make([]*trace.Walker, shards)
-	hgs := make([]*trace.GapHistogram, shards)
-	for s := range walkers {
-		walkers[s] = trace.NewShardWalker(uint32(s), uint(bits.Len(uint(shards-1))))
-		hgs[s] = trace.NewGapHistogram(len(classes.vals)+1, classes.class)
-	}
-	wk, hg := walkers[0], hgs[0]
-	var feats [][6]int32
-	switch {
-	case perGap && hist:
+	// The walk: a trace.Walker feeding gaps one by one when an engine
+	// needs them, else a trace.HistWalker, on every core, counting them.
+	var (
+		start  func(*trace.Window) // begins walking a window
+		wait   func()              // returns when it is walked
+		finish func()              // ends the lives still alive
+		counts func() trace.Counts
+		hgs    []*trace.GapHistogram
+	)
+	newHist := func() *trace.GapHistogram { return trace.NewGapHistogram(len(classes.vals)+1, classes.class) }
+	if perGap {
+		wk := trace.NewWalker()
+		var hg *trace.GapHistogram
+		if hist {
+			hg = newHist()
+			hgs = append(hgs, hg)
+		}
+		var feats [][6]int32
 		wk.OnGap = func(g trace.Gap) {
 			var f *[6]int32
 			if needFeat {
 				f = &feats[g.Page]
 			}
 			p.gap(g, f)
-			hg.Add(g)
-		}
-	case perGap:
-		wk.OnGap = func(g trace.Gap) {
-			var f *[6]int32
-			if needFeat {
-				f = &feats[g.Page]
+			if hg != nil {
+				hg.Add(g)
 			}
-			p.gap(g, f)
 		}
-	default:
-		for s := range walkers {
-			walkers[s].Hist = hgs[s]
-		}
-	}
-	if needFeat {
-		wk.OnTouch = func(page uint32, t, prior int, born bool) {
-			for int(page) >= len(feats) {
-				feats = append(feats, [6]int32{})
+		if needFeat {
+			wk.OnTouch = func(page uint32, t, prior int, born bool) {
+				for int(page) >= len(feats) {
+					feats = append(feats, [6]int32{})
+				}
+				h := &feats[page]
+				if prior == trace.Inf {
+					*h = [6]int32{-1, -1, -1, -1, -1, -1}
+					return
+				}
+				copy(h[1:], h[:5])
+				h[0] = int32(prior)
 			}
-			h := &feats[page]
-			if prior == trace.Inf {
-				*h = [6]int32{-1, -1, -1, -1, -1, -1}
-				return
+		}
+		start = func(w *trace.Window) {
+			if hg != nil {
+				hg.Grow(w.Index)
 			}
-			copy(h[1:], h[:5])
-			h[0] = int32(prior)
+			wk.Window(w)
 		}
-	}
-	walk := newShardRunner(walkers)
-	defer walk.stop()
-	var es []histEntry
-	alivePageWins := func() (n int64) {
-		for _, w := range walkers {
-			n += w.Counts.AlivePageWins
+		wait, finish = func() {}, wk.Finish
+		counts = func() trace.Counts { return wk.Counts }
+	} else {
+		// One histogram a goroutine; each is windows x classes cells, so
+		// a many-core machine uses a few cores, not all.
+		for range max(1, min(runtime.GOMAXPROCS(0), maxWalkers)) {
+			hgs = append(hgs, newHist())
 		}
-		return n
+		hw := trace.NewHistWalker(hgs)
+		defer hw.Close()
+		start, wait, finish = hw.Start, hw.Wait, hw.Finish
+		counts = func() trace.Counts { return hw.Counts }
 	}
-	var accessed, alive []int64
-	for {
+	// Window w+1 is read while window w is walked.
+	r = trace.Lookahead(r)
+	read := func() (*trace.Window, error) {
 		win, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil, nil
 		}
 		if err == nil {
 			err = ctx.Err()
 		}
-		if err != nil {
-			p.stop()
-			return nil, err
-		}
+		return win, err
+	}
+	var es []histEntry
+	var accessed, alive []int64
+	win, err := read()
+	for win != nil && err == nil {
 		p.mark(markNew, win.Index, 0)
-		for _, hg := range hgs {
-			hg.Grow(win.Index)
-		}
-		before := alivePageWins()
-		walk.window(win)
+		before := counts().AlivePageWins
+		start(win)
+		next, nerr := read()
+		wait()
 		a := int64(len(win.Accessed))
 		accessed = append(accessed, a)
-		alive = append(alive, alivePageWins()-before)
-		if hist {
-			for _, hg := range hgs {
-				es = hg.Drain(true, es[:0])
-				p.group(win.Index, true, es)
-				es = hg.Drain(false, es[:0])
-				p.group(win.Index+1, false, es)
-			}
+		alive = append(alive, counts().AlivePageWins-before)
+		for _, hg := range hgs {
+			es = hg.Drain(true, es[:0])
+			p.group(win.Index, true, es)
+			es = hg.Drain(false, es[:0])
+			p.group(win.Index+1, false, es)
 		}
 		p.mark(markEnd, win.Index, a)
 		if opts.Progress != nil {
 			opts.Progress(win.Index+1, h.Windows)
 		}
+		win, err = next, nerr
 	}
-	walk.window(nil) // Finish
-	if hist {
-		for _, hg := range hgs {
-			es = hg.Drain(false, es[:0])
-			p.group(len(accessed), false, es)
-		}
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	finish()
+	for _, hg := range hgs {
+		es = hg.Drain(false, es[:0])
+		p.group(len(accessed), false, es)
 	}
 	p.stop()
-	L := alivePageWins()
+	L := counts().AlivePageWins
 	W := len(accessed)
 	out := make([]*result.Result, len(settings))
 	for ei, e := range engines {

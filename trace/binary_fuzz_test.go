@@ -29,7 +29,7 @@ func FuzzBinaryReader(f *testing.F) {
 	}
 	rng := testutil.Rand(11)
 	for range 5 {
-		f.Add(binWrite(f, binRandom(rng)))
+		f.Add(testutil.EncodeBinary(f, binRandom(rng)))
 	}
 	f.Add([]byte(trace.BinaryMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -55,7 +55,7 @@ func binFuzzOne(t *testing.T, data []byte) {
 			return
 		}
 		binCheckCanonical(t, tr)
-		again := binRead(t, binWrite(t, tr))
+		again := binRead(t, testutil.EncodeBinary(t, tr))
 		if len(again.Windows) != len(tr.Windows) || len(again.Pages) != len(tr.Pages) {
 			t.Fatalf("rewritten file has %d windows and %d pages, want %d and %d", len(again.Windows), len(again.Pages), len(tr.Windows), len(tr.Pages))
 		}

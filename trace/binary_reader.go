@@ -26,7 +26,9 @@ type binaryReader struct {
 	// consumer said it does not need them (DiscardPages).
 	npages  uint64
 	discard bool
-	win     Window
+	wins    [2]Window // the window decodes into wins[cur]
+	cur     int
+	double  bool  // DoubleBuffer: alternate between wins
 	next    int   // index of the next window
 	err     error // sticky: io.EOF or a *CorruptError
 	comp    []byte
@@ -161,6 +163,9 @@ func (br *binaryReader) Pages() []Page  { return br.pages }
 // pages announced before the call.
 func (br *binaryReader) DiscardPages() { br.discard = true }
 
+// DoubleBuffer makes the reader decode into two windows in turn.
+func (br *binaryReader) DoubleBuffer() { br.double = true }
+
 // Read returns the next window. The steps:
 //  1. read the tag; at the end block check the count and that nothing follows;
 //  2. read the block header and the payload, check sizes and the CRC;
@@ -254,14 +259,18 @@ func (br *binaryReader) read() (*Window, error) {
 		return nil, br.corrupt(start, nil, "window %d payload: %s", br.next, msg)
 	}
 	br.next++
-	return &br.win, nil
+	win := &br.wins[br.cur]
+	if br.double {
+		br.cur ^= 1
+	}
+	return win, nil
 }
 
-// decode parses br.raw into br.win and appends the new pages to br.pages.
+// decode parses br.raw into br.wins[br.cur] and appends the new pages to br.pages.
 // It returns what is wrong, or "".
 func (br *binaryReader) decode() string {
 	d := decoder{p: br.raw}
-	win := &br.win
+	win := &br.wins[br.cur]
 	win.Reset(br.next)
 	n := d.uvarint()
 	if d.bad != "" {

@@ -87,19 +87,6 @@ func binRandom(rng *rand.Rand) *trace.Trace {
 	return b.Trace()
 }
 
-func binWrite(t testing.TB, tr *trace.Trace) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := trace.NewBinaryWriter(&buf, tr.Header)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := trace.Copy(w, tr.NewReader()); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func binRead(t testing.TB, data []byte) *trace.Trace {
 	t.Helper()
 	r, err := trace.NewReaderAuto(bytes.NewReader(data), "test.mdkt")
@@ -144,14 +131,14 @@ func TestBinaryRoundTripRandom(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 1))
 	for i := range 300 {
 		tr := binRandom(rng)
-		data := binWrite(t, tr)
+		data := testutil.EncodeBinary(t, tr)
 		got := binRead(t, data)
 		binCheckCanonical(t, got)
 		if d := cmp.Diff(binCanon(tr), binCanon(got)); d != "" {
 			t.Fatalf("trace %d: binary round trip changed the events (-want +got):\n%s", i, d)
 		}
 		// The file is canonical: writing what was read gives the same bytes.
-		if again := binWrite(t, got); !bytes.Equal(data, again) {
+		if again := testutil.EncodeBinary(t, got); !bytes.Equal(data, again) {
 			t.Fatalf("trace %d: binary -> read -> binary is not byte-identical", i)
 		}
 	}
@@ -161,7 +148,7 @@ func TestBinaryTextRoundTrip(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 2))
 	for i := range 100 {
 		tr := binRandom(rng)
-		bin := binWrite(t, tr)
+		bin := testutil.EncodeBinary(t, tr)
 		// binary -> text -> binary is byte-identical.
 		var txt bytes.Buffer
 		tw, err := trace.NewTextWriter(&txt, tr.Header)
@@ -179,11 +166,11 @@ func TestBinaryTextRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again := binWrite(t, tr2); !bytes.Equal(bin, again) {
+		if again := testutil.EncodeBinary(t, tr2); !bytes.Equal(bin, again) {
 			t.Fatalf("trace %d: binary -> text -> binary is not byte-identical\ntext:\n%s", i, txt.String())
 		}
 		// text -> binary -> text gives the same events.
-		if d := cmp.Diff(binCanon(tr2), binCanon(binRead(t, binWrite(t, tr2)))); d != "" {
+		if d := cmp.Diff(binCanon(tr2), binCanon(binRead(t, testutil.EncodeBinary(t, tr2)))); d != "" {
 			t.Fatalf("trace %d: text -> binary -> text changed the events (-want +got):\n%s", i, d)
 		}
 	}
@@ -238,7 +225,7 @@ func TestBinaryGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			data := binWrite(t, tr)
+			data := testutil.EncodeBinary(t, tr)
 			testutil.Golden(t, tc.name, data)
 			// The golden file reads back as the text trace.
 			golden, err := os.ReadFile("testdata/" + tc.name)
@@ -258,7 +245,7 @@ func TestBinaryLayout(t *testing.T) {
 	h := trace.Header{PageSize: 4096, Window: 30 * time.Second, Windows: 1, Source: "x"}
 	b := trace.NewBuilder(h)
 	b.Add(0, trace.Access, trace.Page{Page: 5})
-	data := binWrite(t, b.Trace())
+	data := testutil.EncodeBinary(t, b.Trace())
 	want := []byte("\x89MDKT\r\n\x1a")
 	want = append(want, 1, 0, 0, 0) // version
 	fields := []byte{0x80, 0x20}    // 4096
@@ -303,7 +290,7 @@ func TestBinaryTruncated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := binWrite(t, tr)
+	data := testutil.EncodeBinary(t, tr)
 	full := binCanon(binRead(t, data))
 	// Offsets where each window's block ends, from the file itself.
 	var ends []int
@@ -348,7 +335,7 @@ func TestBinaryBitFlips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := binWrite(t, tr)
+	data := testutil.EncodeBinary(t, tr)
 	full := binCanon(binRead(t, data))
 	for i := range data {
 		for bit := range 8 {
@@ -369,7 +356,7 @@ func TestBinaryBitFlips(t *testing.T) {
 }
 
 func TestBinaryHeaderErrors(t *testing.T) {
-	good := binWrite(t, binRead(t, binWrite(t, trace.NewBuilder(trace.DefaultHeader()).Trace())))
+	good := testutil.EncodeBinary(t, binRead(t, testutil.EncodeBinary(t, trace.NewBuilder(trace.DefaultHeader()).Trace())))
 	v2 := slices.Clone(good)
 	v2[8] = 2
 	for _, tc := range []struct {
@@ -449,7 +436,7 @@ func TestBinaryReadAllocs(t *testing.T) {
 			b.Add(w, trace.Access, trace.Page{Page: uint64(rng.IntN(1000))})
 		}
 	}
-	data := binWrite(t, b.Trace())
+	data := testutil.EncodeBinary(t, b.Trace())
 	r, err := trace.NewBinaryReader(bytes.NewReader(data), "x.mdkt")
 	if err != nil {
 		t.Fatal(err)
@@ -472,7 +459,7 @@ func TestBinaryReadAllocs(t *testing.T) {
 // TestBinaryForgedLength: a block claiming the largest allowed payload in a
 // file that ends soon after costs little memory, and reads as truncated.
 func TestBinaryForgedLength(t *testing.T) {
-	good := binWrite(t, trace.NewBuilder(trace.DefaultHeader()).Trace())
+	good := testutil.EncodeBinary(t, trace.NewBuilder(trace.DefaultHeader()).Trace())
 	blk := len(good) - 9 // where the end block starts
 	forged := append(slices.Clone(good[:blk]), 'W', 0, 0, 0, 0)
 	forged = append(forged, 0, 0, 0, 0x10, 0, 0, 0, 0x10) // U = C = 2^28

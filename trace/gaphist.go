@@ -5,8 +5,9 @@ package trace
 // curve generator's built-in policies). Within one window every closed gap
 // ends in that window and every open gap reported there ends in the next (or
 // at W, from Finish), so idle length and class describe a gap completely for
-// them. A Walker with Hist set counts its gaps here instead of calling OnGap:
-// no call and no Gap value per gap, which is most of the cost of a pass.
+// them. A [HistWalker] counts its gaps here with no call and no Gap value per
+// gap (which were most of the cost of a pass); [GapHistogram.Add] counts the
+// gaps a Walker reports one by one.
 type GapHistogram struct {
 	classes  int
 	class    func(d int) int // class of a prior reuse distance (Inf included)
@@ -14,8 +15,8 @@ type GapHistogram struct {
 	infClass int32
 	closed   []int64 // [idle*classes + class]
 	open     []int64
-	ctouch   []int32 // cells of closed that are not zero
-	otouch   []int32
+	ctouch   []int // cells of closed that are not zero
+	otouch   []int
 }
 
 // GapCount is N gaps of one idle length and prior class.
@@ -43,13 +44,18 @@ func (h *GapHistogram) Grow(w int) {
 	}
 }
 
-// add counts a gap; prior is -1 for an infinite prior reuse distance.
-func (h *GapHistogram) add(closed bool, idle, prior int32) {
+// addPrior counts a gap; prior is -1 for an infinite prior reuse distance.
+func (h *GapHistogram) addPrior(closed bool, idle, prior int32) {
 	c := h.infClass
 	if prior >= 0 {
 		c = h.classOf[prior]
 	}
-	i := idle*int32(h.classes) + c
+	h.add(closed, int(idle), int(c))
+}
+
+// add counts a gap of the given idle length and prior class.
+func (h *GapHistogram) add(closed bool, idle, class int) {
+	i := idle*h.classes + class
 	if closed {
 		if h.closed[i] == 0 {
 			h.ctouch = append(h.ctouch, i)
@@ -70,9 +76,9 @@ func (h *GapHistogram) Drain(closed bool, dst []GapCount) []GapCount {
 	if closed {
 		cells, touched = h.closed, &h.ctouch
 	}
-	n := int32(h.classes)
+	n := h.classes
 	for _, i := range *touched {
-		dst = append(dst, GapCount{Idle: i / n, Class: i % n, N: cells[i]})
+		dst = append(dst, GapCount{Idle: int32(i / n), Class: int32(i % n), N: cells[i]})
 		cells[i] = 0
 	}
 	*touched = (*touched)[:0]
@@ -85,5 +91,5 @@ func (h *GapHistogram) Add(g Gap) {
 	if g.Prior != Inf {
 		prior = int32(g.Prior)
 	}
-	h.add(g.Closed, int32(g.Idle), prior)
+	h.addPrior(g.Closed, int32(g.Idle), prior)
 }

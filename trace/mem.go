@@ -42,11 +42,13 @@ type memReader struct {
 	t     *Trace
 	next  int
 	pages int // pages announced so far
-	win   Window
+	wins  [2]Window
+	cur   int
 }
 
 func (m *memReader) Header() Header { return m.t.Header }
 func (m *memReader) Pages() []Page  { return m.t.Pages[:m.pages] }
+func (m *memReader) DoubleBuffer()  {}
 
 func (m *memReader) Read() (*Window, error) {
 	if m.next >= len(m.t.Windows) {
@@ -54,10 +56,12 @@ func (m *memReader) Read() (*Window, error) {
 	}
 	// Hand out a copy of the slice headers so a caller that appends to them
 	// cannot corrupt t.
-	m.win = m.t.Windows[m.next]
+	win := &m.wins[m.cur]
+	m.cur ^= 1 // always double-buffered: the lists are the trace's
+	*win = m.t.Windows[m.next]
 	m.next++
-	m.pages += len(m.win.New)
-	return &m.win, nil
+	m.pages += len(win.New)
+	return win, nil
 }
 
 // Builder assembles a Trace from events given in any order. It is meant for

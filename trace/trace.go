@@ -133,6 +133,47 @@ type PageDiscarder interface {
 	DiscardPages()
 }
 
+// DoubleBufferer is implemented by readers that can keep two windows: after
+// DoubleBuffer, a window returned by Read, and the lists it holds, stay
+// intact until the second Read after it. See [Lookahead].
+type DoubleBufferer interface {
+	DoubleBuffer()
+}
+
+// Lookahead returns a reader of r's windows in which each window stays
+// intact until the second Read after it, so that a consumer can read window
+// w+1 while it still works on window w. A reader that can (DoubleBufferer)
+// does it itself and is returned as is; the windows of others are copied.
+// Call it after DiscardPages, if at all: the copy does not forward it.
+func Lookahead(r Reader) Reader {
+	if d, ok := r.(DoubleBufferer); ok {
+		d.DoubleBuffer()
+		return r
+	}
+	return &lookahead{Reader: r}
+}
+
+type lookahead struct {
+	Reader
+	wins [2]Window
+	cur  int
+}
+
+func (la *lookahead) Read() (*Window, error) {
+	w, err := la.Reader.Read()
+	if err != nil {
+		return nil, err
+	}
+	c := &la.wins[la.cur]
+	la.cur ^= 1
+	c.Index = w.Index
+	c.New = append(c.New[:0], w.New...)
+	c.Accessed = append(c.Accessed[:0], w.Accessed...)
+	c.Born = append(c.Born[:0], w.Born...)
+	c.Freed = append(c.Freed[:0], w.Freed...)
+	return c, nil
+}
+
 // Writer writes a trace one window at a time. Windows must be written in
 // order, starting at 0, with Index consecutive; New must announce each page
 // before its first use, as a Reader does.

@@ -28,15 +28,9 @@ func (g Gap) End() int { return g.Start + g.Idle + 1 }
 // otherwise); then a free (which ends the life after this window, and is
 // ignored if the page is not alive).
 //
-// Per-page state is one slice indexed by dense ID: 8 bytes a page (rounded
-// up to whole blocks of 4096 IDs).
-//
-// A walker made by [NewShardWalker] sees only the pages of one shard, so that
-// several walkers can share one trace's pages on several goroutines; its
-// Counts are then those of its shard (sums over the shards give the trace's,
-// except PeakAlive). Shards are interleaved blocks of 4096 dense IDs, so that
-// a window's sorted ID lists switch shards rarely (a per-ID interleave makes
-// the shard test an unpredictable branch on every record).
+// Per-page state is one slice indexed by dense ID: 8 bytes a page. For the
+// curve generator's built-in policies, which need gaps only counted in a
+// histogram, [HistWalker] is the faster path.
 type Walker struct {
 	// OnGap, if set, is called for every gap as soon as it is known: a closed
 	// gap while its ending window is walked, an open gap when its life ends
@@ -46,16 +40,10 @@ type Walker struct {
 	// the prior reuse distance (Inf for a life's first touch), born whether
 	// the touch is a life's start by a birth rather than an access.
 	OnTouch func(page uint32, t, prior int, born bool)
-	// Hist, if set, counts every gap instead of OnGap (which is then not
-	// called); see [GapHistogram].
-	Hist *GapHistogram
 
-	st []pageState // by index(dense ID)
-
-	shift, shard, mask uint32 // shard of ID: (ID >> blockBits) & mask
-	pages              int    // pages announced so far (all shards)
-	windows            int
-	Counts             Counts
+	st      []pageState // by dense ID
+	windows int
+	Counts  Counts
 }
 
 // pageState is a page's current life: its last touch (-1 if not alive) and
@@ -82,42 +70,16 @@ type Counts struct {
 // NewWalker returns a Walker with no callbacks.
 func NewWalker() *Walker { return &Walker{} }
 
-// blockBits: shards are interleaved blocks of 1<<blockBits dense IDs.
-const blockBits = 12
-
-// NewShardWalker returns a Walker of the pages of shard number shard out of
-// 2^bits.
-func NewShardWalker(shard uint32, bits uint) *Walker {
-	return &Walker{shift: uint32(bits), shard: shard, mask: 1<<bits - 1}
-}
-
-// mine reports whether dense ID id is in the walker's shard.
-func (wk *Walker) mine(id uint32) bool { return (id>>blockBits)&wk.mask == wk.shard }
-
-// index returns the state index of an ID of the walker's shard.
-func (wk *Walker) index(id uint32) uint32 {
-	return (id>>(blockBits+wk.shift))<<blockBits | id&(1<<blockBits-1)
-}
-
-// id returns the dense ID of state index x.
-func (wk *Walker) id(x uint32) uint32 {
-	return ((x>>blockBits)<<wk.shift|wk.shard)<<blockBits | x&(1<<blockBits-1)
-}
-
 func (wk *Walker) grow(pages int) {
-	wk.pages = pages
-	// State for every ID below pages that is in this shard: whole blocks.
-	blocks := (pages + 1<<blockBits - 1) >> blockBits
-	mine := (blocks + int(wk.mask)) >> wk.shift
-	if n := mine << blockBits; len(wk.st) < n {
-		if cap(wk.st) < n {
+	if len(wk.st) < pages {
+		if cap(wk.st) < pages {
 			// Grow by a quarter, not by doubling: the state is most of
 			// an engine's memory.
-			st := make([]pageState, len(wk.st), n+n/4)
+			st := make([]pageState, len(wk.st), pages+pages/4)
 			copy(st, wk.st)
 			wk.st = st
 		}
-		for len(wk.st) < n {
+		for len(wk.st) < pages {
 			wk.st = append(wk.st, pageState{-1, -1})
 		}
 	}
@@ -136,20 +98,15 @@ func (wk *Walker) Window(w *Window) {
 		panic("trace: Walker fed windows out of order")
 	}
 	wk.windows++
-	wk.grow(wk.pages + len(w.New))
+	wk.grow(len(wk.st) + len(w.New))
 	k := int32(w.Index)
 	st := wk.st
 	for _, id := range w.Accessed {
-		if !wk.mine(id) {
-			continue
-		}
 		wk.Counts.AccessRecords++
-		p := &st[wk.index(id)]
+		p := &st[id]
 		if i := p.last; i >= 0 {
 			d := k - i
-			if wk.Hist != nil {
-				wk.Hist.add(true, d-1, p.prior)
-			} else if wk.OnGap != nil {
+			if wk.OnGap != nil {
 				wk.OnGap(Gap{Page: id, Start: int(i), Idle: int(d - 1), Closed: true, Prior: toInf(p.prior)})
 			}
 			wk.Counts.ClosedGaps++
@@ -167,10 +124,7 @@ func (wk *Walker) Window(w *Window) {
 		}
 	}
 	for _, id := range w.Born {
-		if !wk.mine(id) {
-			continue
-		}
-		p := &st[wk.index(id)]
+		p := &st[id]
 		if p.last == k {
 			// Touched in this window already: births come after accesses
 			// and a page is born at most once a window, so it was accessed:
@@ -196,10 +150,7 @@ func (wk *Walker) Window(w *Window) {
 		wk.Counts.PeakAlive = wk.Counts.Alive
 	}
 	for _, id := range w.Freed {
-		if !wk.mine(id) {
-			continue
-		}
-		if st[wk.index(id)].last < 0 {
+		if st[id].last < 0 {
 			wk.Counts.IgnoredFrees++
 			continue
 		}
@@ -209,11 +160,9 @@ func (wk *Walker) Window(w *Window) {
 }
 
 func (wk *Walker) end(id uint32, e int) {
-	p := &wk.st[wk.index(id)]
+	p := &wk.st[id]
 	i := int(p.last)
-	if wk.Hist != nil {
-		wk.Hist.add(false, int32(e-i-1), p.prior)
-	} else if wk.OnGap != nil {
+	if wk.OnGap != nil {
 		wk.OnGap(Gap{Page: id, Start: i, Idle: e - i - 1, Closed: false, Prior: toInf(p.prior)})
 	}
 	wk.Counts.OpenGaps++
@@ -226,7 +175,7 @@ func (wk *Walker) end(id uint32, e int) {
 func (wk *Walker) Finish() {
 	for x := range wk.st {
 		if wk.st[x].last >= 0 {
-			wk.end(wk.id(uint32(x)), wk.windows)
+			wk.end(uint32(x), wk.windows)
 		}
 	}
 }

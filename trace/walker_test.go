@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"mdk/internal/testutil"
 	"mdk/trace"
 )
@@ -32,68 +34,46 @@ func sortGaps(gs []trace.Gap) {
 	})
 }
 
-// TestShardWalkers checks that shard walkers together see exactly the gaps
-// and counts of one walker.
-func TestShardWalkers(t *testing.T) {
-	rng := testutil.Rand(testutil.Seed(t, 9))
+// histTraces returns random traces for the HistWalker tests: small ones
+// with every event kind, and one of 60,000 pages whose lists span many
+// chunks, with births and frees in the same windows as accesses.
+func histTraces(t *testing.T, seed uint64) []*trace.Trace {
+	rng := testutil.Rand(testutil.Seed(t, seed))
 	var traces []*trace.Trace
 	for n := 0; n < testutil.Count(1000); n++ {
 		traces = append(traces, testutil.RandomTrace(rng))
 	}
-	// Shards are blocks of 4096 IDs: a trace of 20,000 pages spreads over
-	// several blocks of each shard.
 	b := trace.NewBuilder(trace.DefaultHeader())
 	for w := 0; w < 30; w++ {
-		for p := 0; p < 20000; p++ {
-			switch x := rng.IntN(10); {
-			case x < 3:
-				b.Add(w, trace.Access, trace.Page{Page: uint64(p)})
-			case x == 3 && rng.IntN(8) == 0:
-				b.Add(w, trace.Free, trace.Page{Page: uint64(p)})
-			case x == 4 && rng.IntN(8) == 0:
-				b.Add(w, trace.Birth, trace.Page{Page: uint64(p)})
+		for p := 0; p < 60000; p++ {
+			page := trace.Page{Page: uint64(p)}
+			if rng.IntN(3) == 0 {
+				b.Add(w, trace.Access, page)
+			}
+			if rng.IntN(12) == 0 {
+				b.Add(w, trace.Birth, page)
+			}
+			if rng.IntN(12) == 0 {
+				b.Add(w, trace.Free, page)
 			}
 		}
 	}
-	traces = append(traces, b.Trace())
-	for n, tr := range traces {
-		one := trace.NewWalker()
-		want := walk(tr, one)
-		sortGaps(want)
-		for _, bits := range []uint{1, 2} {
-			var got []trace.Gap
-			var sum trace.Counts
-			for s := uint32(0); s < 1<<bits; s++ {
-				wk := trace.NewShardWalker(s, bits)
-				got = append(got, walk(tr, wk)...)
-				c := wk.Counts
-				sum.Lives += c.Lives
-				sum.Births += c.Births
-				sum.Frees += c.Frees
-				sum.IgnoredBirths += c.IgnoredBirths
-				sum.IgnoredFrees += c.IgnoredFrees
-				sum.AccessRecords += c.AccessRecords
-				sum.AlivePageWins += c.AlivePageWins
-				sum.ClosedGaps += c.ClosedGaps
-				sum.OpenGaps += c.OpenGaps
-			}
-			sortGaps(got)
-			if !slices.Equal(want, got) {
-				t.Fatalf("trace %d, %d shards: gaps differ:\n one %v\nshards %v", n, 1<<bits, want, got)
-			}
-			w := one.Counts
-			w.PeakAlive, w.Alive = 0, 0
-			if sum != w {
-				t.Fatalf("trace %d, %d shards: counts %+v, want %+v", n, 1<<bits, sum, w)
-			}
-		}
-	}
+	return append(traces, b.Trace())
 }
 
-// TestGapHistogram checks that a walker counting into a GapHistogram sees
-// the same gaps, by window, idle length and prior class, as OnGap.
-func TestGapHistogram(t *testing.T) {
-	class := func(d int) int { // classes: d <= 1, 2..4, >= 5 or infinite
+type histKey struct {
+	end, idle, class int
+	closed           bool
+}
+
+// TestHistWalker checks that a HistWalker counts exactly the gaps, by
+// window, idle length and prior class, that a Walker reports to OnGap, and
+// the same Counts: on one goroutine and on several, with chunks of every
+// size down to one ID, with 4-byte words, with 8-byte words from the start
+// (more than 2^16 classes), and with words widened in the middle of the
+// trace.
+func TestHistWalker(t *testing.T) {
+	classes3 := func(d int) int { // d <= 1, 2..4, >= 5 or infinite
 		switch {
 		case d == trace.Inf || d >= 5:
 			return 2
@@ -102,43 +82,76 @@ func TestGapHistogram(t *testing.T) {
 		}
 		return 0
 	}
-	type key struct {
-		end, idle, class int
-		closed           bool
+	many := 1<<16 + 5
+	classesMany := func(d int) int { return min(d, many-1) }
+	type config struct {
+		walkers, chunk, limit int
+		classes               int
+		class                 func(int) int
 	}
-	rng := testutil.Rand(testutil.Seed(t, 10))
-	for n := 0; n < testutil.Count(1000); n++ {
-		tr := testutil.RandomTrace(rng)
-		want := map[key]int64{}
-		for _, g := range walk(tr, trace.NewWalker()) {
-			want[key{g.End(), g.Idle, class(g.Prior), g.Closed}]++
-		}
-		got := map[key]int64{}
-		h := trace.NewGapHistogram(3, class)
-		wk := trace.NewWalker()
-		wk.Hist = h
-		var cs []trace.GapCount
-		for w := range tr.Windows {
-			h.Grow(w)
-			wk.Window(&tr.Windows[w])
-			for _, closed := range []bool{true, false} {
-				end := w + map[bool]int{true: 0, false: 1}[closed]
-				for _, c := range h.Drain(closed, cs[:0]) {
-					got[key{end, int(c.Idle), int(c.Class), closed}] += c.N
-				}
+	configs := []config{
+		{walkers: 1, classes: 3, class: classes3},
+		{walkers: 2, classes: 3, class: classes3},
+		{walkers: 3, chunk: 1, classes: 3, class: classes3},
+		{walkers: 2, chunk: 7, limit: 3, classes: 3, class: classes3},
+		{walkers: 1, limit: 1, classes: 3, class: classes3},
+		{walkers: 2, chunk: 5, classes: many, class: classesMany},
+	}
+	for n, tr := range histTraces(t, 10) {
+		for ci, cfg := range configs {
+			if cfg.classes == many && n%50 != 0 {
+				continue // big histograms: a few traces are enough
 			}
-		}
-		wk.Finish()
-		for _, c := range h.Drain(false, cs[:0]) {
-			got[key{len(tr.Windows), int(c.Idle), int(c.Class), false}] += c.N
-		}
-		if len(got) != len(want) {
-			t.Fatalf("trace %d: %d cells, want %d", n, len(got), len(want))
-		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Fatalf("trace %d: %+v counted %d, want %d", n, k, got[k], v)
+			want := map[histKey]int64{}
+			one := trace.NewWalker()
+			for _, g := range walk(tr, one) {
+				want[histKey{g.End(), g.Idle, cfg.class(g.Prior), g.Closed}]++
+			}
+			got, counts := histWalk(tr, cfg.walkers, cfg.chunk, cfg.limit, cfg.classes, cfg.class)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("trace %d, config %d: histogram differs (-Walker +HistWalker):\n%s", n, ci, d)
+			}
+			if counts != one.Counts {
+				t.Fatalf("trace %d, config %d: counts %+v, want %+v", n, ci, counts, one.Counts)
 			}
 		}
 	}
+}
+
+// histWalk walks tr with a HistWalker of the given shape (chunk and limit
+// 0: the defaults) and returns the gaps it counted and its Counts.
+func histWalk(tr *trace.Trace, walkers, chunk, limit, classes int, class func(int) int) (map[histKey]int64, trace.Counts) {
+	var hs []*trace.GapHistogram
+	for range walkers {
+		hs = append(hs, trace.NewGapHistogram(classes, class))
+	}
+	hw := trace.NewHistWalker(hs)
+	defer hw.Close()
+	if chunk > 0 {
+		trace.SetHistChunk(hw, chunk)
+	}
+	if limit > 0 {
+		trace.SetPackLimit(hw, limit)
+	}
+	got := map[histKey]int64{}
+	drain := func(closed bool, end int) {
+		for _, h := range hs {
+			for _, c := range h.Drain(closed, nil) {
+				got[histKey{end, int(c.Idle), int(c.Class), closed}] += c.N
+			}
+		}
+	}
+	r := trace.Lookahead(tr.NewReader())
+	for {
+		w, err := r.Read()
+		if err != nil {
+			break
+		}
+		hw.Window(w)
+		drain(true, w.Index)
+		drain(false, w.Index+1)
+	}
+	hw.Finish()
+	drain(false, len(tr.Windows))
+	return got, hw.Counts
 }

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,4 +57,18 @@ func ReadTextTrace(t testing.TB, path string) *trace.Trace {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// EncodeBinary returns tr in the binary format (docs/trace-format.md).
+func EncodeBinary(t testing.TB, tr *trace.Trace) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewBinaryWriter(&buf, tr.Header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trace.Copy(w, tr.NewReader()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -1,0 +1,13 @@
+package trace
+
+// SetHistChunk sets the IDs a HistWalker's goroutine claims at a time, so
+// that tests share small windows between goroutines.
+func SetHistChunk(hw *HistWalker, n int) { hw.chunk = n }
+
+// SetPackLimit makes a HistWalker widen its words after window w, so that
+// tests widen in the middle of small traces.
+func SetPackLimit(hw *HistWalker, w int) {
+	if hw.p32 != nil {
+		hw.limit = w
+	}
+}
