@@ -44,15 +44,6 @@ func (h *GapHistogram) Grow(w int) {
 	}
 }
 
-// addPrior counts a gap; prior is -1 for an infinite prior reuse distance.
-func (h *GapHistogram) addPrior(closed bool, idle, prior int32) {
-	c := h.infClass
-	if prior >= 0 {
-		c = h.classOf[prior]
-	}
-	h.add(closed, int(idle), int(c))
-}
-
 // add counts a gap of the given idle length and prior class.
 func (h *GapHistogram) add(closed bool, idle, class int) {
 	i := idle*h.classes + class
@@ -87,9 +78,9 @@ func (h *GapHistogram) Drain(closed bool, dst []GapCount) []GapCount {
 
 // Add counts g, for callers that receive gaps one by one (OnGap).
 func (h *GapHistogram) Add(g Gap) {
-	prior := int32(-1)
+	c := int(h.infClass)
 	if g.Prior != Inf {
-		prior = int32(g.Prior)
+		c = int(h.classOf[g.Prior])
 	}
-	h.addPrior(g.Closed, int32(g.Idle), prior)
+	h.add(g.Closed, g.Idle, c)
 }
