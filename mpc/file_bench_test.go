@@ -11,7 +11,7 @@ import (
 
 // BenchmarkGenerateFile runs the generator end to end (binary decoding
 // included) on the trace in $MDK_BENCH_TRACE with every policy's default
-// grid (about 50 settings each, pace 10x10). See docs/bench.md.
+// grid padded to 50 settings each, pace 10x10 (benchSettings). See docs/bench.md.
 func BenchmarkGenerateFile(b *testing.B) {
 	path := os.Getenv("MDK_BENCH_TRACE")
 	if path == "" {
