@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"mdk/gen"
+	"mdk/internal/testutil"
 	"mdk/trace"
 )
 
@@ -84,15 +85,8 @@ func TestRoundTrip(t *testing.T) {
 			}
 			// binary -> text -> binary is byte-identical, and the text
 			// reads as the same trace.
-			var txt bytes.Buffer
-			tw, err := trace.NewTextWriter(&txt, got.Header)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := trace.Copy(tw, got.NewReader()); err != nil {
-				t.Fatal(err)
-			}
-			tr, err := trace.NewReaderAuto(bytes.NewReader(txt.Bytes()), m+".txt")
+			txt := testutil.EncodeText(t, got)
+			tr, err := trace.NewReaderAuto(bytes.NewReader(txt), m+".txt")
 			if err != nil {
 				t.Fatal(err)
 			}

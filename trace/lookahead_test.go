@@ -21,33 +21,18 @@ func TestLookahead(t *testing.T) {
 		tr := testutil.RandomTrace(rng)
 		// The binary writer renumbers pages canonically; compare every
 		// reader with its own windows, read without Lookahead.
-		var bin, txt bytes.Buffer
-		for _, out := range []struct {
-			buf *bytes.Buffer
-			new func() (trace.Writer, error)
-		}{
-			{&bin, func() (trace.Writer, error) { return trace.NewBinaryWriter(&bin, tr.Header) }},
-			{&txt, func() (trace.Writer, error) { return trace.NewTextWriter(&txt, tr.Header) }},
-		} {
-			w, err := out.new()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := trace.Copy(w, tr.NewReader()); err != nil {
-				t.Fatal(err)
-			}
-		}
+		bin, txt := testutil.EncodeBinary(t, tr), testutil.EncodeText(t, tr)
 		readers := map[string]func() trace.Reader{
 			"memory": tr.NewReader,
 			"binary": func() trace.Reader {
-				r, err := trace.NewBinaryReader(bytes.NewReader(bin.Bytes()), "bin")
+				r, err := trace.NewBinaryReader(bytes.NewReader(bin), "bin")
 				if err != nil {
 					t.Fatal(err)
 				}
 				return r
 			},
 			"text": func() trace.Reader {
-				r, err := trace.NewTextReader(bytes.NewReader(txt.Bytes()), "txt")
+				r, err := trace.NewTextReader(bytes.NewReader(txt), "txt")
 				if err != nil {
 					t.Fatal(err)
 				}

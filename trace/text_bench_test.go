@@ -43,15 +43,7 @@ func benchTextTrace(b *testing.B, n int) ([]byte, int) {
 	for i := range tr.Windows {
 		records += tr.Windows[i].Records()
 	}
-	var buf bytes.Buffer
-	w, err := trace.NewTextWriter(&buf, tr.Header)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := trace.Copy(w, tr.NewReader()); err != nil {
-		b.Fatal(err)
-	}
-	return buf.Bytes(), records
+	return testutil.EncodeText(b, tr), records
 }
 
 func BenchmarkTextReader(b *testing.B) {

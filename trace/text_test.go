@@ -39,15 +39,7 @@ func textRead(t *testing.T, text string) *trace.Trace {
 
 func textWrite(t *testing.T, tr *trace.Trace) string {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := trace.NewTextWriter(&buf, tr.Header)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := trace.Copy(w, tr.NewReader()); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return string(testutil.EncodeText(t, tr))
 }
 
 // textSameTrace compares traces, treating nil and empty slices alike.

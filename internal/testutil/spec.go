@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -62,8 +63,19 @@ func ReadTextTrace(t testing.TB, path string) *trace.Trace {
 // EncodeBinary returns tr in the binary format (docs/trace-format.md).
 func EncodeBinary(t testing.TB, tr *trace.Trace) []byte {
 	t.Helper()
+	return encode(t, tr, trace.NewBinaryWriter)
+}
+
+// EncodeText returns tr in the text format (SPEC section 3).
+func EncodeText(t testing.TB, tr *trace.Trace) []byte {
+	t.Helper()
+	return encode(t, tr, trace.NewTextWriter)
+}
+
+func encode(t testing.TB, tr *trace.Trace, newWriter func(io.Writer, trace.Header) (trace.Writer, error)) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := trace.NewBinaryWriter(&buf, tr.Header)
+	w, err := newWriter(&buf, tr.Header)
 	if err != nil {
 		t.Fatal(err)
 	}
