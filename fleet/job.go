@@ -75,8 +75,8 @@ func (j *JobResult) FootprintBytes() int64 { return j.PeakAlivePages * j.PageSiz
 //  3. Footprint: peak and total alive pages, access records.
 //  4. Curve: each requested setting's metrics on the whole trace.
 //  5. With an SLO, tune's rules (docs/tune.md): cut the windows into the
-//     default halves, choose each policy's best setting on the training
-//     half (mpc.Best), measure it on the evaluation half; choose OPP's best
+//     default halves and choose (tune's SLO.Choose) each policy's best
+//     setting on the training half, measured on both halves, and OPP's best
 //     setting on the evaluation half itself (the yardstick).
 func (p *Plan) Run(ctx context.Context, name string, r trace.Reader) (jr JobResult, err error) {
 	defer func() {
@@ -150,37 +150,8 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 		return jr, nil
 	}
 	// 5.
-	best := func(idx []int, part func(*result.Result) *result.Result) int {
-		rs := make([]*result.Result, len(idx))
-		for i, k := range idx {
-			rs[i] = part(runs[k])
-		}
-		b := mpc.Best(rs, p.SLO.Stat, p.SLO.Bound())
-		for i, r := range rs {
-			if r == b {
-				return idx[i]
-			}
-		}
-		return -1
-	}
-	var yidx []int
-	for k := len(p.Settings); k < len(p.All); k++ {
-		yidx = append(yidx, k)
-	}
-	if k := best(yidx, eval); k >= 0 {
-		jr.OPP = &tune.Yardstick{Params: p.All[k].Params(), Settings: len(yidx), Eval: p.SLO.Measure(eval(runs[k])), Note: tune.YardstickNote}
-	}
-	for _, name := range p.Names {
-		idx := p.Groups[name]
-		c := tune.Choice{Policy: name, Settings: len(idx)}
-		if k := best(idx, train); k >= 0 {
-			c.Found, c.Params = true, p.Settings[k].Params()
-			c.Train, c.Eval = p.SLO.Measure(train(runs[k])), p.SLO.Measure(eval(runs[k]))
-			if jr.OPP != nil {
-				c.OPPHeadroom, c.HasOPPHeadroom = jr.OPP.Eval.Savings-c.Eval.Savings, true
-			}
-		}
-		jr.Tuned = append(jr.Tuned, c)
-	}
+	jr.OPP, jr.Tuned = p.SLO.Choose(p.All, len(p.Settings),
+		func(k int) *result.Result { return train(runs[k]) },
+		func(k int) *result.Result { return eval(runs[k]) })
 	return jr, nil
 }

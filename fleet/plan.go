@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mdk/policy"
+	"mdk/result"
 	"mdk/tune"
 )
 
@@ -15,7 +16,7 @@ import (
 // with [Config.Compile].
 type Config struct {
 	// Policies are policy specs (SPEC section 5); a bare name is the
-	// policy's default grid. Empty means tune.DefaultPolicies. lopp is not
+	// policy's default grid. Empty means policy.DefaultPolicies. lopp is not
 	// supported (its model would have to be shipped to every worker).
 	Policies []string `json:"policies"`
 	// SLO is tune's STAT<=RATE ("max_pr<=2%"); empty means curves only, no
@@ -46,7 +47,7 @@ func (c Config) Compile() (*Plan, error) {
 	if c.Window <= 0 {
 		return nil, fmt.Errorf("fleet: window length %v is not positive", c.Window)
 	}
-	p := &Plan{Config: c, Groups: map[string][]int{}}
+	p := &Plan{Config: c}
 	if c.SLO != "" {
 		slo, err := tune.ParseSLO(c.SLO)
 		if err != nil {
@@ -56,7 +57,7 @@ func (c Config) Compile() (*Plan, error) {
 	}
 	specs := c.Policies
 	if len(specs) == 0 {
-		specs = tune.DefaultPolicies
+		specs = policy.DefaultPolicies
 	}
 	for _, s := range specs {
 		ss, err := policy.Parse(s, c.Window)
@@ -65,15 +66,12 @@ func (c Config) Compile() (*Plan, error) {
 		}
 		p.Settings = append(p.Settings, ss...)
 	}
-	for i, s := range p.Settings {
+	for _, s := range p.Settings {
 		if s.Policy() == "lopp" {
 			return nil, errors.New("fleet: lopp is not supported (it needs a model on every worker); use mdk mpc or mdk tune with --model")
 		}
-		if _, ok := p.Groups[s.Policy()]; !ok {
-			p.Names = append(p.Names, s.Policy())
-		}
-		p.Groups[s.Policy()] = append(p.Groups[s.Policy()], i)
 	}
+	p.Names, p.Groups = result.ByPolicy(len(p.Settings), func(i int) string { return p.Settings[i].Policy() })
 	if len(p.Settings) == 0 {
 		return nil, errors.New("fleet: no policy settings")
 	}

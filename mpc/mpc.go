@@ -219,21 +219,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 // plan groups settings into engines; slots[e] lists the indexes in settings
 // handled by engine e, in the engine's order.
 func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
-	type group struct {
-		idx []int
-	}
-	order := []string{}
-	groups := map[string]*group{}
-	for i, s := range settings {
-		name := s.Policy()
-		g, ok := groups[name]
-		if !ok {
-			g = &group{}
-			groups[name] = g
-			order = append(order, name)
-		}
-		g.idx = append(g.idx, i)
-	}
+	order, groups := result.ByPolicy(len(settings), func(i int) string { return settings[i].Policy() })
 	for _, s := range settings {
 		if v, ok := s.(interface{ Validate() error }); ok {
 			if err := v.Validate(); err != nil {
@@ -255,30 +241,30 @@ func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
 	var engines []engine
 	var slots [][]int
 	for _, name := range order {
-		g := groups[name]
+		idx := groups[name]
 		var e engine
-		switch settings[g.idx[0]].(type) {
+		switch settings[idx[0]].(type) {
 		case policy.OPP:
-			ps := make([]policy.OPP, len(g.idx))
-			for k, i := range g.idx {
+			ps := make([]policy.OPP, len(idx))
+			for k, i := range idx {
 				ps[k] = settings[i].(policy.OPP)
 			}
 			e = newOPP(ps)
 		case policy.PAW:
-			ps := make([]policy.PAW, len(g.idx))
-			for k, i := range g.idx {
+			ps := make([]policy.PAW, len(idx))
+			for k, i := range idx {
 				ps[k] = settings[i].(policy.PAW)
 			}
 			e = newPAW(ps, classes)
 		case policy.PACE:
-			ps := make([]policy.PACE, len(g.idx))
-			for k, i := range g.idx {
+			ps := make([]policy.PACE, len(idx))
+			for k, i := range idx {
 				ps[k] = settings[i].(policy.PACE)
 			}
 			e = newPACE(ps, classes)
 		default:
-			ps := make([]policy.OneParam, len(g.idx))
-			for k, i := range g.idx {
+			ps := make([]policy.OneParam, len(idx))
+			for k, i := range idx {
 				p, ok := settings[i].(policy.OneParam)
 				if !ok {
 					return nil, nil, classAxis{}, fmt.Errorf("mpc: policy %s has no one-pass generator (it implements neither policy.OneParam nor a built-in engine)", name)
@@ -288,7 +274,7 @@ func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
 			e = newOneParam(ps)
 		}
 		engines = append(engines, e)
-		slots = append(slots, g.idx)
+		slots = append(slots, idx)
 	}
 	return engines, slots, classes, nil
 }

@@ -38,6 +38,11 @@ import "time"
 //     ladder, then inf; A over 10 values picked evenly from the ladder. P is
 //     the outer loop.
 
+// DefaultPolicies are the policies run when no spec is given (mdk mpc, mdk
+// tune, mdk report, a fleet), each over its default grid. lopp is not among
+// them: it needs a trained model, and callers that have one add it.
+var DefaultPolicies = []string{"age", "vmin", "opp", "paw", "pace"}
+
 // maxCountWindow is the longest age, wait or distance the count ladder reaches.
 const maxCountWindow = 2 * time.Hour
 

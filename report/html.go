@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
 	"mdk/stats"
@@ -46,7 +45,7 @@ type Data struct {
 type Options struct {
 	X       result.Stat // x statistic of the curves and the table; "" means max_pr
 	LogX    bool        // logarithmic x axis for the curves
-	Targets []float64   // promotion-rate targets (fractions); nil means mpc.DefaultTargets
+	Targets []float64   // promotion-rate targets (fractions); nil means result.DefaultTargets
 	// Settings are the settings whose per-window timelines are shown, as
 	// "policy:params" (e.g. "age:A=20"); nil means each policy's best at the
 	// first target (or, if none meets it, its setting with the lowest
@@ -65,7 +64,7 @@ func (o Options) withDefaults() Options {
 		o.X = result.MaxPR
 	}
 	if o.Targets == nil {
-		o.Targets = mpc.DefaultTargets
+		o.Targets = result.DefaultTargets
 	}
 	if o.MaxPoints <= 0 {
 		o.MaxPoints = DefaultMaxPoints
@@ -202,7 +201,7 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 	for _, c := range chosen {
 		pg.Chosen = append(pg.Chosen, c.r.Policy+":"+c.r.Params)
 	}
-	for _, c := range mpc.Choose(data.Results, opts.X, opts.Targets) {
+	for _, c := range result.Choose(data.Results, opts.X, opts.Targets) {
 		row := bestRow{Policy: c.Policy, Target: c.Target, Headroom: c.Headroom, HasHeadroom: c.HasHeadroom}
 		if c.Best != nil {
 			row.Found = true
@@ -239,10 +238,10 @@ func chooseTimelines(rs []*result.Result, o Options) ([]timeline, []string, erro
 		}
 		return out, nil, nil
 	}
-	names, groups := mpc.Group(rs)
+	names, groups := result.Group(rs)
 	t := o.Targets[0]
 	for _, name := range names {
-		if b := mpc.Best(groups[name], o.X, t); b != nil {
+		if b := result.Best(groups[name], o.X, t); b != nil {
 			out = append(out, timeline{b, "best at " + string(o.X) + " ≤ " + formatPercent(t)})
 			continue
 		}
@@ -347,7 +346,7 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 	for _, t := range o.Targets {
 		p.Targets = append(p.Targets, round(100*t))
 	}
-	names, groups := mpc.Group(d.Results)
+	names, groups := result.Group(d.Results)
 	for _, name := range names {
 		c := jsCurve{Policy: name}
 		for _, r := range groups[name] {

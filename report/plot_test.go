@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"mdk/mpc"
 	"mdk/result"
 )
 
@@ -51,7 +50,7 @@ func svgTexts(t *testing.T, svg []byte) []string {
 }
 
 func curvesOf(rs []*result.Result) []Curve {
-	names, groups := mpc.Group(rs)
+	names, groups := result.Group(rs)
 	var cs []Curve
 	for _, n := range names {
 		cs = append(cs, Curve{Policy: n, Results: groups[n]})

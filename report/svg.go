@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"mdk/mpc"
+	"mdk/result"
 )
 
 // WriteSVGs writes each chart of the report of data as its own SVG figure
@@ -43,7 +43,7 @@ func WriteSVGs(dir string, data *Data, opts Options) ([]string, error) {
 		return nil
 	}
 
-	names, groups := mpc.Group(data.Results)
+	names, groups := result.Group(data.Results)
 	var curves []Curve
 	for _, n := range names {
 		curves = append(curves, Curve{Policy: n, Results: groups[n]})

@@ -24,7 +24,7 @@
 //
 // [Run] picks, for each policy, the setting with the most training savings
 // whose training statistic meets the SLO (ties: lower statistic, then grid
-// order; [mpc.Best]) and reports its training and evaluation metrics: the
+// order; [result.Best]) and reports its training and evaluation metrics: the
 // statistic, the savings, and the windows whose promotion rate exceeds the
 // bound. As a yardstick it reports OPP's best setting at the same SLO chosen
 // on the evaluation part itself: the oracle's optimum there, not a tuned

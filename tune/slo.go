@@ -70,6 +70,20 @@ func (s SLO) BrokenWindows(r *result.Result) int {
 	return n
 }
 
+// Measure returns r's metrics under s, as Run reports them for a part.
+func (s SLO) Measure(r *result.Result) *Metrics {
+	return &Metrics{
+		Stat:             r.Stat(s.Stat),
+		Savings:          r.Savings(),
+		SavedPageWindows: r.Saved,
+		AlivePageWindows: r.Alive,
+		Promotions:       r.TotalPromotions(),
+		Windows:          r.Windows(),
+		BrokenWindows:    s.BrokenWindows(r),
+		MeetsSLO:         s.Meets(r),
+	}
+}
+
 // MarshalJSON writes {"spec": "max_pr<=2%", "stat": "max_pr", "bound": 0.02, "bound_ppm": 20000}.
 func (s SLO) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer

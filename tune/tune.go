@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mdk/gbdt"
 	"time"
 
+	"mdk/gbdt"
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
 	"mdk/trace"
 )
-
-// DefaultPolicies are the policies tuned when Config.Policies is empty, each
-// over its default grid. lopp is not among them: it needs a trained model.
-var DefaultPolicies = []string{"age", "vmin", "opp", "paw", "pace"}
 
 // Input is one trace, read once.
 type Input struct {
@@ -28,7 +24,7 @@ type Input struct {
 type Config struct {
 	SLO SLO
 	// Policies are policy specs (SPEC section 5): a bare name is the
-	// policy's default grid. Empty means DefaultPolicies.
+	// policy's default grid. Empty means policy.DefaultPolicies.
 	Policies []string
 
 	// Window split: every trace of Traces is cut into training windows
@@ -125,19 +121,57 @@ type input struct {
 // Run runs every setting over every trace, chooses each policy's setting on
 // the training part and reports it on the evaluation part.
 //
-//  1. Check the split and that the traces share one window length; parse
-//     the policy specs with it.
-//  2. Run every setting, plus OPP's grid and OPP at the SLO's bound for the
-//     yardstick, over each whole trace in one pass (mpc.Generate).
-//  3. Cut each run into the training and evaluation segments and pool them.
-//  4. For each policy, pick the best setting on the pooled training results
-//     (mpc.Best) and measure it on the pooled evaluation results.
-//  5. Pick OPP's best setting on the pooled evaluation results.
+//  1. Check the split and that the traces share one window length
+//     ([inputs], [checkWindows]).
+//  2. Parse the policy specs with that window length and add OPP's
+//     settings for the yardstick ([YardstickSettings]).
+//  3. Run every setting over each whole trace in one pass (mpc.Generate)
+//     and cut each run into its training and evaluation segments
+//     ([input.run]).
+//  4. Pool each setting's segments of each part ([part]) and apply the
+//     choosing rules ([SLO.Choose]): each policy's best setting on the
+//     training part, measured on both parts; OPP's best setting on the
+//     evaluation part.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// 1.
 	if _, ok := result.ParseStat(string(cfg.SLO.Stat)); !ok {
 		return nil, fmt.Errorf("tune: unknown statistic %q (known: %s)", cfg.SLO.Stat, statNames())
 	}
+	ins, err := inputs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	window, err := checkWindows(ins)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{SLO: cfg.SLO, Window: Duration(window), Warnings: reuseWarnings(ins, cfg)}
+
+	// 2.
+	settings, err := parseSettings(cfg, window)
+	if err != nil {
+		return nil, err
+	}
+	yard := len(settings)
+	settings = append(settings, YardstickSettings(window, cfg.SLO)...)
+
+	// 3.
+	for _, in := range ins {
+		if err := in.run(ctx, cfg, settings, rep); err != nil {
+			return nil, err
+		}
+	}
+
+	// 4.
+	rep.OPP, rep.Policies = cfg.SLO.Choose(settings, yard,
+		func(k int) *result.Result { return part(ins, k, false) },
+		func(k int) *result.Result { return part(ins, k, true) })
+	return rep, nil
+}
+
+// inputs checks the split of cfg and returns its traces, each marked as
+// training or evaluation for a trace split.
+func inputs(cfg Config) ([]*input, error) {
 	var ins []*input
 	switch {
 	case len(cfg.Traces) > 0 && (len(cfg.Train) > 0 || len(cfg.Eval) > 0):
@@ -160,27 +194,45 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			ins = append(ins, &input{Input: in, isEval: true})
 		}
 	}
-	rep := &Report{SLO: cfg.SLO, Warnings: []string{}}
+	return ins, nil
+}
+
+// checkWindows returns the traces' one window length, or an error naming
+// two traces that differ.
+func checkWindows(ins []*input) (time.Duration, error) {
 	window := ins[0].Reader.Header().Window
-	rep.Window = Duration(window)
 	for _, in := range ins[1:] {
 		if w := in.Reader.Header().Window; w != window {
-			return nil, fmt.Errorf("tune: %s has %s windows but %s has %s: tuning needs runs with one window length",
+			return 0, fmt.Errorf("tune: %s has %s windows but %s has %s: tuning needs runs with one window length",
 				in.Name, trace.FormatDuration(w), ins[0].Name, trace.FormatDuration(window))
 		}
 	}
-	if len(cfg.Traces) == 0 {
-		seen := map[string]bool{}
-		for _, in := range ins {
-			if in.isEval && seen[in.Name] {
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s is both a train and an eval trace: the evaluation is not on unseen data", in.Name))
-			}
-			seen[in.Name] = seen[in.Name] || !in.isEval
-		}
+	return window, nil
+}
+
+// reuseWarnings warns, for a trace split, about each trace that both trains
+// and evaluates.
+func reuseWarnings(ins []*input, cfg Config) []string {
+	warnings := []string{}
+	if len(cfg.Traces) > 0 {
+		return warnings
 	}
+	seen := map[string]bool{}
+	for _, in := range ins {
+		if in.isEval && seen[in.Name] {
+			warnings = append(warnings, fmt.Sprintf("%s is both a train and an eval trace: the evaluation is not on unseen data", in.Name))
+		}
+		seen[in.Name] = seen[in.Name] || !in.isEval
+	}
+	return warnings
+}
+
+// parseSettings parses cfg's policy specs (policy.DefaultPolicies if none)
+// and attaches L-OPP's model.
+func parseSettings(cfg Config, window time.Duration) ([]policy.Setting, error) {
 	specs := cfg.Policies
 	if len(specs) == 0 {
-		specs = DefaultPolicies
+		specs = policy.DefaultPolicies
 	}
 	var settings []policy.Setting
 	for _, s := range specs {
@@ -193,121 +245,61 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := policy.AttachModel(settings, cfg.Model); err != nil {
 		return nil, err
 	}
-	// The policies' indexes in settings, grouped by name in first-seen order.
-	var names []string
-	groups := map[string][]int{}
-	for i, s := range settings {
-		if _, ok := groups[s.Policy()]; !ok {
-			names = append(names, s.Policy())
-		}
-		groups[s.Policy()] = append(groups[s.Policy()], i)
-	}
-	yard := len(settings)
-	settings = append(settings, policy.DefaultGrid("opp", window)...)
-	settings = append(settings, policy.OPP{PPM: cfg.SLO.PPM})
+	return settings, nil
+}
 
-	// 2. and 3.
-	for _, in := range ins {
-		var opts mpc.Options
-		if cfg.Progress != nil {
-			name := in.Name
-			opts.Progress = func(done, total int) { cfg.Progress(name, done, total) }
-		}
-		runs, err := mpc.Generate(ctx, in.Reader, settings, opts)
+// run runs every setting over the whole trace and cuts it into training and
+// evaluation segments, adding them (and any overlap warning) to rep.
+func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting, rep *Report) error {
+	var opts mpc.Options
+	if cfg.Progress != nil {
+		opts.Progress = func(done, total int) { cfg.Progress(in.Name, done, total) }
+	}
+	runs, err := mpc.Generate(ctx, in.Reader, settings, opts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	in.runs = runs
+	w := runs[0].Windows()
+	if w == 0 {
+		return fmt.Errorf("tune: %s has no windows", in.Name)
+	}
+	switch {
+	case len(cfg.Traces) > 0:
+		tr, ev, overlap, err := windowSplit(in.Name, w, cfg.TrainWindows, cfg.EvalWindows)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Name, err)
+			return fmt.Errorf("tune: %w", err)
 		}
-		in.runs = runs
-		w := runs[0].Windows()
-		if w == 0 {
-			return nil, fmt.Errorf("tune: %s has no windows", in.Name)
+		if overlap != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: train and eval windows overlap (windows %s): the evaluation is not on unseen data", in.Name, overlap))
 		}
-		switch {
-		case len(cfg.Traces) > 0:
-			tr, ev, overlap, err := windowSplit(in.Name, w, cfg.TrainWindows, cfg.EvalWindows)
-			if err != nil {
-				return nil, fmt.Errorf("tune: %w", err)
-			}
-			if overlap != nil {
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: train and eval windows overlap (windows %s): the evaluation is not on unseen data", in.Name, overlap))
-			}
-			in.train, in.eval = tr, ev
-		case in.isEval:
-			in.eval = []Range{{0, w - 1}}
-		default:
-			in.train = []Range{{0, w - 1}}
-		}
-		for _, r := range in.train {
-			rep.Train.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
-		}
-		for _, r := range in.eval {
-			rep.Eval.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
-		}
+		in.train, in.eval = tr, ev
+	case in.isEval:
+		in.eval = []Range{{0, w - 1}}
+	default:
+		in.train = []Range{{0, w - 1}}
 	}
-	part := func(k int, eval bool) *result.Result {
-		var rs []*result.Result
-		for _, in := range ins {
-			rngs := in.train
-			if eval {
-				rngs = in.eval
-			}
-			for _, r := range rngs {
-				rs = append(rs, in.runs[k].Restrict(r.First, r.Last+1))
-			}
-		}
-		return pool(rs)
+	for _, r := range in.train {
+		rep.Train.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
 	}
-	measure := func(r *result.Result) *Metrics {
-		return &Metrics{
-			Stat:             r.Stat(cfg.SLO.Stat),
-			Savings:          r.Savings(),
-			SavedPageWindows: r.Saved,
-			AlivePageWindows: r.Alive,
-			Promotions:       r.TotalPromotions(),
-			Windows:          r.Windows(),
-			BrokenWindows:    cfg.SLO.BrokenWindows(r),
-			MeetsSLO:         cfg.SLO.Meets(r),
-		}
+	for _, r := range in.eval {
+		rep.Eval.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
 	}
-	// best returns the index in settings of the best of idx on a part, or -1.
-	best := func(idx []int, eval bool) int {
-		rs := make([]*result.Result, len(idx))
-		for i, k := range idx {
-			rs[i] = part(k, eval)
-		}
-		b := mpc.Best(rs, cfg.SLO.Stat, cfg.SLO.Bound())
-		for i, r := range rs {
-			if r == b {
-				return idx[i]
-			}
-		}
-		return -1
-	}
+	return nil
+}
 
-	// 5. (first, for the headroom)
-	var yidx []int
-	for k := yard; k < len(settings); k++ {
-		yidx = append(yidx, k)
-	}
-	if k := best(yidx, true); k >= 0 {
-		rep.OPP = &Yardstick{Params: settings[k].Params(), Settings: len(yidx), Eval: measure(part(k, true)), Note: YardstickNote}
-	}
-
-	// 4.
-	for _, name := range names {
-		idx := groups[name]
-		c := Choice{Policy: name, Settings: len(idx)}
-		if k := best(idx, false); k >= 0 {
-			c.Found = true
-			c.Params = settings[k].Params()
-			c.Train = measure(part(k, false))
-			c.Eval = measure(part(k, true))
-			if rep.OPP != nil {
-				c.OPPHeadroom = rep.OPP.Eval.Savings - c.Eval.Savings
-				c.HasOPPHeadroom = true
-			}
+// part returns setting k's result on the training part (or the evaluation
+// part): its segments of every trace, pooled.
+func part(ins []*input, k int, eval bool) *result.Result {
+	var rs []*result.Result
+	for _, in := range ins {
+		rngs := in.train
+		if eval {
+			rngs = in.eval
 		}
-		rep.Policies = append(rep.Policies, c)
+		for _, r := range rngs {
+			rs = append(rs, in.runs[k].Restrict(r.First, r.Last+1))
+		}
 	}
-	return rep, nil
+	return pool(rs)
 }

@@ -52,8 +52,7 @@ func Run(ctx context.Context, t *trace.Trace, ss []policy.Setting) (*Report, err
 		page  uint32
 		start int
 	}
-	byPolicy := map[string][]map[key]int{}
-	var order []string
+	reclaimsOf := make([]map[key]int, len(ss))
 	for i, s := range ss {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -63,13 +62,14 @@ func Run(ctx context.Context, t *trace.Trace, ss []policy.Setting) (*Report, err
 		if d := diff(ref, fast[i]); d != "" {
 			rep.Diffs = append(rep.Diffs, Diff{Setting: policy.String(s), What: d})
 		}
-		if _, ok := byPolicy[s.Policy()]; !ok {
-			order = append(order, s.Policy())
-		}
-		byPolicy[s.Policy()] = append(byPolicy[s.Policy()], reclaims)
+		reclaimsOf[i] = reclaims
 	}
+	order, groups := result.ByPolicy(len(ss), func(i int) string { return ss[i].Policy() })
 	for _, name := range order {
-		sets := byPolicy[name]
+		sets := make([]map[key]int, len(groups[name]))
+		for j, i := range groups[name] {
+			sets[j] = reclaimsOf[i]
+		}
 		// Order the settings by how much they reclaim; nesting must then
 		// hold between neighbours.
 		slices.SortStableFunc(sets, func(a, b map[key]int) int { return len(a) - len(b) })

@@ -84,7 +84,7 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 			if err := hf.Close(); err != nil {
 				return err
 			}
-			if err := writeChoices(e, rs, result.MaxPR, mpc.DefaultTargets); err != nil {
+			if err := writeChoices(e, rs, result.MaxPR, result.DefaultTargets); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "\n%d settings of 5 policies in one pass.\nwrote %s\nwrote %s\nwrote %s (open it in a browser)\n", len(rs), csvPath, svgPath, htmlPath)

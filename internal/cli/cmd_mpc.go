@@ -29,7 +29,7 @@ type mpcOptions struct {
 func (o *mpcOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVarP(&o.policies, "policy", "p", nil, "policy `spec` (repeatable); none: every policy's default grid")
 	cmd.Flags().StringVar(&o.x, "x", "max_pr", "promotion-rate `statistic` for the x axis and the targets: max_pr, p99_pr, p98_pr or mean_pr")
-	cmd.Flags().StringVar(&o.targets, "target", "0.5%,1%,2%,5%", "comma-separated promotion-rate `targets` for the best-setting table")
+	cmd.Flags().StringVar(&o.targets, "target", defaultTargets(), "comma-separated promotion-rate `targets` for the best-setting table")
 	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
 }
 
@@ -128,7 +128,7 @@ func runMPC(e *env, o mpcOptions, path string) error {
 }
 
 func writePlotFile(path string, rs []*result.Result, st result.Stat, logX bool, targets []float64) error {
-	names, groups := mpc.Group(rs)
+	names, groups := result.Group(rs)
 	var curves []report.Curve
 	for _, n := range names {
 		curves = append(curves, report.Curve{Policy: n, Results: groups[n]})
@@ -145,12 +145,24 @@ func writePlotFile(path string, rs []*result.Result, st result.Stat, logX bool, 
 	return f.Close()
 }
 
+// defaultTargets is --target's default: result.DefaultTargets as rates.
+func defaultTargets() string {
+	var s []string
+	for _, t := range result.DefaultTargets {
+		s = append(s, formatTarget(t))
+	}
+	return strings.Join(s, ",")
+}
+
+// formatTarget formats a target fraction as a rate: 0.005 is "0.5%".
+func formatTarget(t float64) string { return policy.FormatRate(int64(t*policy.MaxPPM + 0.5)) }
+
 // writeChoices prints the best setting of each policy at each target.
 func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\ttarget %s\tbest setting\tsavings\t%s\tpromotions\theadroom vs opp\n", st, st)
-	for _, c := range mpc.Choose(rs, st, targets) {
-		t := policy.FormatRate(int64(c.Target*policy.MaxPPM + 0.5))
+	for _, c := range result.Choose(rs, st, targets) {
+		t := formatTarget(c.Target)
 		if c.Best == nil {
 			fmt.Fprintf(tw, "%s\t%s\t(none meets it)\t\t\t\t\n", c.Policy, t)
 			continue

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"mdk/policy"
 	"mdk/report"
 	"mdk/stats"
 	"mdk/tune"
@@ -167,7 +168,7 @@ func (o reportOptions) tuneConfig() (*tune.Config, error) {
 	// The curves' default policies include lopp when a model is given
 	// (parseSpecs); tune's do not.
 	if len(cfg.Policies) == 0 && cfg.Model != nil {
-		cfg.Policies = append(slices.Clone(tune.DefaultPolicies), "lopp")
+		cfg.Policies = append(slices.Clone(policy.DefaultPolicies), "lopp")
 	}
 	if err := parseWindowRanges(cfg, o.trainWindows, o.evalWindows); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"golang.org/x/term"
@@ -32,9 +33,9 @@ func parseSpecs(specs []string, window time.Duration, modelPath string) ([]polic
 	}
 	var out []policy.Setting
 	if len(specs) == 0 {
-		names := []string{"age", "vmin", "opp", "paw", "pace"}
+		names := policy.DefaultPolicies
 		if m != nil {
-			names = append(names, "lopp")
+			names = append(slices.Clone(names), "lopp")
 		}
 		for _, name := range names {
 			out = append(out, policy.DefaultGrid(name, window)...)

@@ -1,0 +1,104 @@
+package result
+
+// Choosing rows: the best setting of a policy at a target, results grouped
+// by policy. Every command and package that picks rows (mdk mpc's table,
+// the report, tune, a fleet) uses these, so they pick the same ones.
+
+// DefaultTargets are the promotion-rate targets of `mdk mpc`'s table and of
+// the report, as fractions (0.005 = 0.5%).
+var DefaultTargets = []float64{0.005, 0.01, 0.02, 0.05}
+
+// Best returns the result with the most savings whose statistic st is at or
+// below target, or nil if none is. Ties go to the lower statistic, then to
+// the earlier result.
+func Best(rs []*Result, st Stat, target float64) *Result {
+	var best *Result
+	var bestX float64
+	for _, r := range rs {
+		x := r.Stat(st)
+		if x > target {
+			continue
+		}
+		if best == nil || r.Savings() > best.Savings() || (r.Savings() == best.Savings() && x < bestX) {
+			best, bestX = r, x
+		}
+	}
+	return best
+}
+
+// Group splits results by policy name, keeping the first-seen order of the
+// policies and the order of the results within each.
+func Group(rs []*Result) (names []string, groups map[string][]*Result) {
+	names, idx := ByPolicy(len(rs), func(i int) string { return rs[i].Policy })
+	groups = make(map[string][]*Result, len(names))
+	for name, ks := range idx {
+		g := make([]*Result, len(ks))
+		for j, k := range ks {
+			g[j] = rs[k]
+		}
+		groups[name] = g
+	}
+	return names, groups
+}
+
+// ByPolicy groups the indexes 0..n-1 by the name of their policy,
+// policy(i): names in first-seen order, and each name's indexes in order.
+// It is the one grouping of settings or results by policy.
+func ByPolicy(n int, policy func(i int) string) (names []string, groups map[string][]int) {
+	groups = map[string][]int{}
+	for i := range n {
+		p := policy(i)
+		if _, ok := groups[p]; !ok {
+			names = append(names, p)
+		}
+		groups[p] = append(groups[p], i)
+	}
+	return names, groups
+}
+
+// BestIndex is [Best] over the results r(i) of the indexes idx: it returns
+// the index of the best one, or -1 if none meets the target.
+func BestIndex(idx []int, r func(i int) *Result, st Stat, target float64) int {
+	rs := make([]*Result, len(idx))
+	for j, i := range idx {
+		rs[j] = r(i)
+	}
+	b := Best(rs, st, target)
+	for j, x := range rs {
+		if x == b && b != nil {
+			return idx[j]
+		}
+	}
+	return -1
+}
+
+// Choice is one policy's best setting at one target.
+type Choice struct {
+	Policy string
+	Target float64
+	Best   *Result // nil when no setting meets the target
+	// Headroom is OPP's savings at the same target minus this setting's
+	// savings, as a fraction of alive page-windows (0.05 = 5 points). It is
+	// only set (HasHeadroom) when OPP was among the results and met the
+	// target.
+	Headroom    float64
+	HasHeadroom bool
+}
+
+// Choose returns, for every policy in rs and every target, its best setting
+// and its headroom against OPP.
+func Choose(rs []*Result, st Stat, targets []float64) []Choice {
+	names, groups := Group(rs)
+	var out []Choice
+	for _, name := range names {
+		for _, t := range targets {
+			c := Choice{Policy: name, Target: t, Best: Best(groups[name], st, t)}
+			if o := Best(groups["opp"], st, t); o != nil && c.Best != nil {
+				c.Headroom = o.Savings() - c.Best.Savings()
+				c.HasHeadroom = true
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
