@@ -23,15 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 
 	"mdk/policy"
 	"mdk/result"
 	"mdk/trace"
 )
-
-// maxWalkers bounds the goroutines of the histogram walk.
-const maxWalkers = 4
 
 // Options tune a run.
 type Options struct {
@@ -80,76 +76,33 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 	if d, ok := r.(trace.PageDiscarder); ok {
 		d.DiscardPages() // the engines need dense IDs only
 	}
-	needFeat, perGap, hist := false, false, false
+	needFeat := false
 	for _, e := range engines {
 		needFeat = needFeat || e.needsFeatures()
-		perGap = perGap || e.needsGaps()
-		hist = hist || !e.needsGaps()
 	}
 	p := newPipeline(engines, needFeat)
-	// The walk: a trace.Walker feeding gaps one by one when an engine
-	// needs them, else a trace.HistWalker, on every core, counting them.
-	var (
-		start  func(*trace.Window) // begins walking a window
-		wait   func()              // returns when it is walked
-		finish func()              // ends the lives still alive
-		counts func() trace.Counts
-		hgs    []*trace.GapHistogram
-	)
-	newHist := func() *trace.GapHistogram { return trace.NewGapHistogram(len(classes.vals)+1, classes.class) }
-	if perGap {
-		wk := trace.NewWalker()
-		var hg *trace.GapHistogram
-		if hist {
-			hg = newHist()
-			hgs = append(hgs, hg)
-		}
-		var feats [][6]int32
-		wk.OnGap = func(g trace.Gap) {
-			var f *[6]int32
-			if needFeat {
-				f = &feats[g.Page]
-			}
-			p.gap(g, f)
-			if hg != nil {
-				hg.Add(g)
-			}
-		}
-		if needFeat {
-			wk.OnTouch = func(page uint32, t, prior int, born bool) {
-				for int(page) >= len(feats) {
-					feats = append(feats, [6]int32{})
-				}
-				h := &feats[page]
-				if prior == trace.Inf {
-					*h = [6]int32{-1, -1, -1, -1, -1, -1}
-					return
-				}
-				copy(h[1:], h[:5])
-				h[0] = int32(prior)
-			}
-		}
-		start = func(w *trace.Window) {
-			if hg != nil {
-				hg.Grow(w.Index)
-			}
-			wk.Window(w)
-		}
-		wait, finish = func() {}, wk.Finish
-		counts = func() trace.Counts { return wk.Counts }
-	} else {
-		// One histogram a goroutine; each is windows x classes cells, so
-		// a many-core machine uses a few cores, not all.
-		for range max(1, min(runtime.GOMAXPROCS(0), maxWalkers)) {
-			hgs = append(hgs, newHist())
-		}
-		hw := trace.NewHistWalker(hgs)
-		defer hw.Close()
-		start, wait, finish = hw.Start, hw.Wait, hw.Finish
-		counts = func() trace.Counts { return hw.Counts }
+	wk := newWalk(engines, classes, p, needFeat)
+	defer wk.close()
+	t, err := pass(ctx, trace.Lookahead(r), wk, p, h.Windows, opts.Progress)
+	if err != nil {
+		return nil, err
 	}
-	// Window w+1 is read while window w is walked.
-	r = trace.Lookahead(r)
+	return results(settings, engines, slots, t, int64(h.PageSize)), nil
+}
+
+// totals are what one pass measures of the trace itself, the same for
+// every setting.
+type totals struct {
+	accessed, alive []int64 // |A_w| and alive pages, per window
+	L               int64   // alive page-windows
+}
+
+// pass walks every window of r (window w+1 is read while window w is
+// walked; r is a trace.Lookahead) and hands its gaps on to the pipeline:
+// the gaps one by one as the walk finds them, then, when the window is
+// walked, its histograms. It stops the pipeline before it returns.
+func pass(ctx context.Context, r trace.Reader, wk walk, p *pipeline, total int, progress func(done, total int)) (totals, error) {
+	defer p.stop()
 	read := func() (*trace.Window, error) {
 		win, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -160,42 +113,48 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		}
 		return win, err
 	}
+	var t totals
 	var es []histEntry
-	var accessed, alive []int64
+	drain := func(closedEnd, openEnd int) {
+		for _, hg := range wk.histograms() {
+			if closedEnd >= 0 {
+				es = hg.Drain(true, es[:0])
+				p.group(closedEnd, true, es)
+			}
+			es = hg.Drain(false, es[:0])
+			p.group(openEnd, false, es)
+		}
+	}
 	win, err := read()
 	for win != nil && err == nil {
 		p.mark(markNew, win.Index, 0)
-		before := counts().AlivePageWins
-		start(win)
+		before := wk.counts().AlivePageWins
+		wk.start(win)
 		next, nerr := read()
-		wait()
+		wk.wait()
 		a := int64(len(win.Accessed))
-		accessed = append(accessed, a)
-		alive = append(alive, counts().AlivePageWins-before)
-		for _, hg := range hgs {
-			es = hg.Drain(true, es[:0])
-			p.group(win.Index, true, es)
-			es = hg.Drain(false, es[:0])
-			p.group(win.Index+1, false, es)
-		}
+		t.accessed = append(t.accessed, a)
+		t.alive = append(t.alive, wk.counts().AlivePageWins-before)
+		drain(win.Index, win.Index+1)
 		p.mark(markEnd, win.Index, a)
-		if opts.Progress != nil {
-			opts.Progress(win.Index+1, h.Windows)
+		if progress != nil {
+			progress(win.Index+1, total)
 		}
 		win, err = next, nerr
 	}
 	if err != nil {
-		p.stop()
-		return nil, err
+		return totals{}, err
 	}
-	finish()
-	for _, hg := range hgs {
-		es = hg.Drain(false, es[:0])
-		p.group(len(accessed), false, es)
-	}
-	p.stop()
-	L := counts().AlivePageWins
-	W := len(accessed)
+	wk.finish()
+	drain(-1, len(t.accessed))
+	t.L = wk.counts().AlivePageWins
+	return t, nil
+}
+
+// results collects each engine's totals into one result per setting, in
+// the order of settings.
+func results(settings []policy.Setting, engines []engine, slots [][]int, t totals, pageSize int64) []*result.Result {
+	W := len(t.accessed)
 	out := make([]*result.Result, len(settings))
 	for ei, e := range engines {
 		saved, proms, perWin := e.finish(W)
@@ -204,16 +163,16 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 				Policy:         settings[i].Policy(),
 				Params:         settings[i].Params(),
 				Promotions:     proms[k],
-				Accessed:       accessed,
+				Accessed:       t.accessed,
 				Saved:          saved[k],
-				Alive:          L,
-				PageSize:       int64(h.PageSize),
+				Alive:          t.L,
+				PageSize:       pageSize,
 				SavedPerWindow: perWin[k],
-				AlivePerWindow: alive,
+				AlivePerWindow: t.alive,
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // plan groups settings into engines; slots[e] lists the indexes in settings

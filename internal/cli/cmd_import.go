@@ -110,6 +110,8 @@ EXIT STATUS
 	return cmd
 }
 
+// runImport checks the command line, builds the importer's options from the
+// flags, imports IN into OUT (removed on error) and prints what it wrote.
 func runImport(e *env, cmd *cobra.Command, o importOptions, format, in string) error {
 	if o.out == "" {
 		return usagef("import needs -o OUT")
@@ -127,62 +129,17 @@ func runImport(e *env, cmd *cobra.Command, o importOptions, format, in string) e
 	if _, err := importer.FormatByName(format); err != nil {
 		return usagef("%v (or lackey)", err)
 	}
-	m, err := importer.ParseMapping(o.mapping)
+	opts, err := o.importerOptions(cmd)
 	if err != nil {
-		return usagef("--map: %v", err)
-	}
-	io := importer.Options{
-		PageSize:           o.pageSize,
-		Window:             o.window,
-		WindowRequests:     o.windowRequests,
-		WindowInstructions: o.windowInstrs,
-		TimeUnit:           o.timeUnit,
-		Map:                m,
-		SectorSize:         o.sectorSize,
-		AllowBackwards:     o.backwards,
-		MaxWindows:         o.maxWindows,
-		Compression:        o.compression,
-		BigEndian:          o.bigEndian,
-	}
-	if o.params != "" {
-		if err := io.CSV.ParseParams(o.params); err != nil {
-			return usagef("--params: %v", err)
-		}
-	}
-	fl := cmd.Flags()
-	if fl.Changed("time-col") {
-		io.CSV.TimeCol = o.timeCol
-	}
-	if fl.Changed("obj-id-col") {
-		io.CSV.IDCol = o.idCol
-	}
-	if fl.Changed("obj-size-col") {
-		io.CSV.SizeCol = o.sizeCol
-	}
-	if fl.Changed("header") {
-		io.CSV.Header = o.header
-	}
-	if fl.Changed("obj-id-is-string") {
-		io.CSV.IDIsString = o.idIsString
-	}
-	if o.delimiter != "" {
-		d, err := importer.ParseDelimiter(o.delimiter)
-		if err != nil {
-			return usagef("--delimiter: %v", err)
-		}
-		io.CSV.Delimiter = d
+		return err
 	}
 	r, err := e.openInput(in)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	name := in
-	if in == "-" {
-		name = "stdin"
-	}
 	var out *traceOutput
-	st, err := importer.Import(e.ctx, format, r, name, io, func(h trace.Header) (trace.Writer, error) {
+	st, err := importer.Import(e.ctx, format, r, inputName(in), opts, func(h trace.Header) (trace.Writer, error) {
 		var err error
 		out, err = e.createTrace(of, o.out, h)
 		return out, err
@@ -207,6 +164,65 @@ func runImport(e *env, cmd *cobra.Command, o importOptions, format, in string) e
 	return nil
 }
 
+// inputName is how errors name IN: "stdin" for "-".
+func inputName(in string) string {
+	if in == "-" {
+		return "stdin"
+	}
+	return in
+}
+
+// importerOptions builds the importer's options from the flags; a CSV
+// column flag given on the command line overrides --params.
+func (o importOptions) importerOptions(cmd *cobra.Command) (importer.Options, error) {
+	m, err := importer.ParseMapping(o.mapping)
+	if err != nil {
+		return importer.Options{}, usagef("--map: %v", err)
+	}
+	opts := importer.Options{
+		PageSize:           o.pageSize,
+		Window:             o.window,
+		WindowRequests:     o.windowRequests,
+		WindowInstructions: o.windowInstrs,
+		TimeUnit:           o.timeUnit,
+		Map:                m,
+		SectorSize:         o.sectorSize,
+		AllowBackwards:     o.backwards,
+		MaxWindows:         o.maxWindows,
+		Compression:        o.compression,
+		BigEndian:          o.bigEndian,
+	}
+	if o.params != "" {
+		if err := opts.CSV.ParseParams(o.params); err != nil {
+			return importer.Options{}, usagef("--params: %v", err)
+		}
+	}
+	fl := cmd.Flags()
+	if fl.Changed("time-col") {
+		opts.CSV.TimeCol = o.timeCol
+	}
+	if fl.Changed("obj-id-col") {
+		opts.CSV.IDCol = o.idCol
+	}
+	if fl.Changed("obj-size-col") {
+		opts.CSV.SizeCol = o.sizeCol
+	}
+	if fl.Changed("header") {
+		opts.CSV.Header = o.header
+	}
+	if fl.Changed("obj-id-is-string") {
+		opts.CSV.IDIsString = o.idIsString
+	}
+	if o.delimiter != "" {
+		d, err := importer.ParseDelimiter(o.delimiter)
+		if err != nil {
+			return importer.Options{}, usagef("--delimiter: %v", err)
+		}
+		opts.CSV.Delimiter = d
+	}
+	return opts, nil
+}
+
 // runImportLackey imports a saved valgrind lackey log with the collect
 // package's parser.
 func runImportLackey(e *env, o importOptions, of *trace.Format, in string) error {
@@ -222,10 +238,7 @@ func runImportLackey(e *env, o importOptions, of *trace.Format, in string) error
 		return err
 	}
 	defer f.Close()
-	name := in
-	if in == "-" {
-		name = "stdin"
-	}
+	name := inputName(in)
 	r, _, release, err := importer.Decompress(f, name, o.compression)
 	if err != nil {
 		return usageError{err}

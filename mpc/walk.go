@@ -1,0 +1,120 @@
+package mpc
+
+import (
+	"runtime"
+
+	"mdk/trace"
+)
+
+// maxWalkers bounds the goroutines of the histogram walk.
+const maxWalkers = 4
+
+// walk is how Generate finds a window's gaps: one by one with a
+// trace.Walker when an engine needs each gap ([gapWalk]), else counted in
+// histograms by a trace.HistWalker on several cores ([histWalk]).
+type walk interface {
+	start(w *trace.Window) // begins walking a window
+	wait()                 // returns when the window is walked
+	finish()               // ends the lives still alive
+	counts() trace.Counts
+	// histograms are the walk's gap histograms, drained after every
+	// window; nil if no engine takes gaps by histogram.
+	histograms() []*trace.GapHistogram
+	close()
+}
+
+// newWalk returns the walk the engines need: gaps one by one (with their
+// features if needFeat) if any engine needsGaps, else histograms.
+func newWalk(engines []engine, classes classAxis, p *pipeline, needFeat bool) walk {
+	perGap, hist := false, false
+	for _, e := range engines {
+		perGap = perGap || e.needsGaps()
+		hist = hist || !e.needsGaps()
+	}
+	newHist := func() *trace.GapHistogram { return trace.NewGapHistogram(len(classes.vals)+1, classes.class) }
+	if perGap {
+		g := &gapWalk{wk: trace.NewWalker(), p: p, needFeat: needFeat}
+		if hist {
+			g.hg = newHist()
+		}
+		g.wk.OnGap = g.gap
+		if needFeat {
+			g.wk.OnTouch = g.touch
+		}
+		return g
+	}
+	// One histogram a goroutine; each is windows x classes cells, so a
+	// many-core machine uses a few cores, not all.
+	var hgs []*trace.GapHistogram
+	for range max(1, min(runtime.GOMAXPROCS(0), maxWalkers)) {
+		hgs = append(hgs, newHist())
+	}
+	return &histWalk{hw: trace.NewHistWalker(hgs), hgs: hgs}
+}
+
+// gapWalk feeds every gap to the pipeline as the walker finds it, and also
+// counts it in a histogram (hg) when some engines take histograms.
+type gapWalk struct {
+	wk *trace.Walker
+	p  *pipeline
+	hg *trace.GapHistogram // nil if every engine needs gaps
+	// needFeat: an engine needs the gaps' features, kept by page in feats.
+	needFeat bool
+	feats    [][6]int32
+}
+
+func (g *gapWalk) gap(gp trace.Gap) {
+	var f *[6]int32
+	if g.needFeat {
+		f = &g.feats[gp.Page]
+	}
+	g.p.gap(gp, f)
+	if g.hg != nil {
+		g.hg.Add(gp)
+	}
+}
+
+func (g *gapWalk) touch(page uint32, t, prior int, born bool) {
+	for int(page) >= len(g.feats) {
+		g.feats = append(g.feats, [6]int32{})
+	}
+	h := &g.feats[page]
+	if prior == trace.Inf {
+		*h = [6]int32{-1, -1, -1, -1, -1, -1}
+		return
+	}
+	copy(h[1:], h[:5])
+	h[0] = int32(prior)
+}
+
+func (g *gapWalk) start(w *trace.Window) {
+	if g.hg != nil {
+		g.hg.Grow(w.Index)
+	}
+	g.wk.Window(w)
+}
+
+func (g *gapWalk) wait()                {}
+func (g *gapWalk) finish()              { g.wk.Finish() }
+func (g *gapWalk) counts() trace.Counts { return g.wk.Counts }
+func (g *gapWalk) close()               {}
+func (g *gapWalk) histograms() []*trace.GapHistogram {
+	if g.hg == nil {
+		return nil
+	}
+	return []*trace.GapHistogram{g.hg}
+}
+
+// histWalk counts the gaps in one histogram per goroutine of a
+// trace.HistWalker.
+type histWalk struct {
+	hw  *trace.HistWalker
+	hgs []*trace.GapHistogram
+}
+
+func (h *histWalk) start(w *trace.Window)             { h.hw.Start(w) }
+func (h *histWalk) wait()                             { h.hw.Wait() }
+func (h *histWalk) finish()                           { h.hw.Finish() }
+func (h *histWalk) counts() trace.Counts              { return h.hw.Counts }
+func (h *histWalk) histograms() []*trace.GapHistogram { return h.hgs }
+func (h *histWalk) close()                            { h.hw.Close() }
