@@ -4,8 +4,9 @@
 //   - Features: the life's last six prior reuse distances at the touch, most
 //     recent first, -1 where missing. A life's first touch has prior reuse
 //     distance ∞, which counts as missing, so its features are all -1; the
-//     second touch's are (d, -1, -1, -1, -1, -1), and so on. [Next] computes
-//     them; the simulator's PageState.Features follows the same rule.
+//     second touch's are (d, -1, -1, -1, -1, -1), and so on. They are a
+//     [policy.Features], computed by its Next, the rule the simulator and
+//     the generator use too.
 //   - Label: whether OPP at a target rate (default 2%, 20000 ppm) reclaims
 //     the gap that starts at the touch. Every open gap with g >= 1 is
 //     reclaimed; of the closed gaps with g >= 1 ending in window j, the
@@ -24,29 +25,15 @@ import (
 	"io"
 	"slices"
 
+	"mdk/policy"
 	"mdk/trace"
 )
 
-// NumFeatures is the number of features of a touch.
-const NumFeatures = 6
-
-// Missing is the value of a feature that does not exist.
-const Missing = -1
+// NumFeatures is the number of features of a touch (policy.Features).
+const NumFeatures = policy.NumFeatures
 
 // DefaultPPM is the default OPP target of the labels: 2%.
 const DefaultPPM = 20000
-
-// Next returns the features of a touch with prior reuse distance prior
-// (trace.Inf on a life's first touch), given the features f of the previous
-// touch of the same life (ignored on a first touch).
-func Next(f [NumFeatures]int, prior int) [NumFeatures]int {
-	if prior == trace.Inf {
-		return [NumFeatures]int{Missing, Missing, Missing, Missing, Missing, Missing}
-	}
-	copy(f[1:], f[:NumFeatures-1])
-	f[0] = prior
-	return f
-}
 
 // Span is a range of windows [From, To). To < 0 means the end of the trace.
 type Span struct{ From, To int }
@@ -118,7 +105,7 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 	}
 	d := &Data{Span: span, PPM: ppm}
 	var (
-		feat []([NumFeatures]int)
+		feat []policy.Features
 		row  []int32 // row of the page's last touch; -1 if outside span
 		cand []candidate
 	)
@@ -127,7 +114,7 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 	// 1. Every touch: update the life's features; in span, add a row
 	//    labelled false for now.
 	wk.OnTouch = func(page uint32, t, prior int, born bool) {
-		feat[page] = Next(feat[page], prior)
+		feat[page] = feat[page].Next(prior)
 		if !in(t) {
 			row[page] = -1
 			return
@@ -174,7 +161,7 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 			return nil, fmt.Errorf("lopp: %w", err)
 		}
 		for range w.New {
-			feat = append(feat, [NumFeatures]int{})
+			feat = append(feat, policy.Features{})
 			row = append(row, -1)
 		}
 		wk.Window(w)

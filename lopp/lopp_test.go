@@ -192,19 +192,6 @@ func TestExample(t *testing.T) {
 	}
 }
 
-func TestNext(t *testing.T) {
-	f := Next([NumFeatures]int{9, 9, 9, 9, 9, 9}, trace.Inf)
-	if f != [NumFeatures]int{-1, -1, -1, -1, -1, -1} {
-		t.Fatalf("first touch: %v", f)
-	}
-	for _, d := range []int{3, 1, 4, 1, 5, 9, 2} {
-		f = Next(f, d)
-	}
-	if want := [NumFeatures]int{2, 9, 5, 1, 4, 1}; f != want {
-		t.Errorf("after 3 1 4 1 5 9 2: %v, want %v", f, want)
-	}
-}
-
 type failReader struct {
 	trace.Reader
 	after int

@@ -33,14 +33,13 @@ func (p DIST) Reclaim(s *policy.PageState) bool {
 // OneParam: what the generator asks. The setting D reclaims a gap iff
 // D <= d-1, so the critical value is d-1 (+inf on a life's first touch).
 func (p DIST) Param() float64 { return float64(p.D) }
-func (p DIST) Critical(g trace.Gap, _ *[6]int) float64 {
+func (p DIST) Critical(g trace.Gap) float64 {
 	if g.Prior == trace.Inf {
 		return math.Inf(1)
 	}
 	return float64(g.Prior - 1)
 }
 func (p DIST) DelayIsParam() bool { return false } // reclaimed at the touch: saves g
-func (p DIST) UsesFeatures() bool { return false }
 
 var _ policy.OneParam = DIST{}
 

@@ -1,6 +1,9 @@
 package mpc
 
-import "mdk/trace"
+import (
+	"mdk/policy"
+	"mdk/trace"
+)
 
 // Most gaps need not be seen one by one. Every closed gap walked in window j
 // ends in j, and every open gap reported in window k ends in k+1 (or in W at
@@ -43,5 +46,5 @@ func (c classAxis) project(own *intAxis) []int {
 // groupOnly is embedded by the engines that take gaps by histogram only.
 type groupOnly struct{}
 
-func (groupOnly) needsGaps() bool              { return false }
-func (groupOnly) gaps([]packedGap, [][6]int32) {} // never called: needsGaps is false
+func (groupOnly) needsGaps() bool                     { return false }
+func (groupOnly) gaps([]packedGap, []policy.Features) {} // never called: needsGaps is false

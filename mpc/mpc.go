@@ -42,7 +42,7 @@ type engine interface {
 	newWindow(w int)
 	// gaps adds gaps in order, one by one, to an engine that needsGaps;
 	// fs holds their features if needsFeatures.
-	gaps(gs []packedGap, fs [][6]int32)
+	gaps(gs []packedGap, fs []policy.Features)
 	// group adds gaps by histogram to an engine that does not needGaps:
 	// all end in window end, and are closed or open.
 	group(end int, closed bool, es []histEntry)
@@ -222,13 +222,21 @@ func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
 			}
 			e = newPACE(ps, classes)
 		default:
-			ps := make([]policy.OneParam, len(idx))
+			// Every setting a policy.OneParam, or every one a
+			// policy.FeatureParam, like the first.
+			ps := make([]policy.Ordered, len(idx))
+			_, byFeatures := settings[idx[0]].(policy.FeatureParam)
 			for k, i := range idx {
-				p, ok := settings[i].(policy.OneParam)
-				if !ok {
-					return nil, nil, classAxis{}, fmt.Errorf("mpc: policy %s has no one-pass generator (it implements neither policy.OneParam nor a built-in engine)", name)
+				ok := false
+				if byFeatures {
+					_, ok = settings[i].(policy.FeatureParam)
+				} else {
+					_, ok = settings[i].(policy.OneParam)
 				}
-				ps[k] = p
+				if !ok {
+					return nil, nil, classAxis{}, fmt.Errorf("mpc: policy %s has no one-pass generator (it implements neither policy.OneParam, policy.FeatureParam nor a built-in engine)", name)
+				}
+				ps[k] = settings[i].(policy.Ordered)
 			}
 			e = newOneParam(ps)
 		}

@@ -7,21 +7,24 @@ import (
 	"mdk/trace"
 )
 
-// oneParam is the generic engine of every policy.OneParam family (age,
-// vmin, lopp, ...). A gap with critical value c is reclaimed by the settings
-// x <= c, i.e. the first countLE(c) values of the axis; it is added at that
-// count, and suffix sums over the axis give each setting's totals.
+// oneParam is the generic engine of every one-parameter family: a
+// policy.OneParam (age, vmin, a plug-in policy) or a policy.FeatureParam
+// (lopp). A gap with critical value c is reclaimed by the settings x <= c,
+// i.e. the first countLE(c) values of the axis; it is added at that count,
+// and suffix sums over the axis give each setting's totals.
 type oneParam struct {
-	ps    []policy.OneParam
+	ps    []policy.Ordered
 	axis  *floatAxis
 	n     int // axis length
 	a     *acc
 	delay bool
-	feat  bool
-	// cache memoizes the critical value by feature vector for policies
-	// whose critical value depends on the features alone (L-OPP: one model
-	// evaluation per distinct vector instead of one per gap).
-	cache map[[6]int32]float64
+	// critical is the family's critical value of a gap (a OneParam), or
+	// nil for a FeatureParam, whose critical value, ofFeatures, is cached
+	// by feature vector (L-OPP: one model evaluation per distinct vector
+	// instead of one per gap).
+	critical   func(trace.Gap) float64
+	ofFeatures func(*policy.Features) float64
+	cache      map[policy.Features]float64
 
 	// Fast path for families whose critical value is idle+off, a whole
 	// number (age: g, vmin: g-1): no interface call, no float.
@@ -33,16 +36,22 @@ type oneParam struct {
 // maxCache bounds the critical-value cache (about 50 bytes an entry).
 const maxCache = 1 << 20
 
-func newOneParam(ps []policy.OneParam) *oneParam {
+// newOneParam returns the engine of settings of one family: each a
+// policy.OneParam, or each a policy.FeatureParam.
+func newOneParam(ps []policy.Ordered) *oneParam {
 	xs := make([]float64, len(ps))
 	for i, p := range ps {
 		xs[i] = p.Param()
 	}
-	e := &oneParam{ps: ps, axis: newFloatAxis(xs), delay: ps[0].DelayIsParam(), feat: ps[0].UsesFeatures()}
+	e := &oneParam{ps: ps, axis: newFloatAxis(xs), delay: ps[0].DelayIsParam()}
 	e.n = len(e.axis.vals)
 	e.a = newAcc(e.n + 1)
-	if f, ok := ps[0].(policy.FeaturesOnly); ok && f.FeaturesOnly() {
-		e.cache = map[[6]int32]float64{}
+	switch p := ps[0].(type) {
+	case policy.FeatureParam:
+		e.ofFeatures = p.CriticalOf
+		e.cache = map[policy.Features]float64{}
+	case policy.OneParam:
+		e.critical = p.Critical
 	}
 	switch ps[0].(type) {
 	case policy.AGE:
@@ -60,7 +69,7 @@ func newOneParam(ps []policy.OneParam) *oneParam {
 	return e
 }
 
-func (e *oneParam) needsFeatures() bool { return e.feat }
+func (e *oneParam) needsFeatures() bool { return e.ofFeatures != nil }
 func (e *oneParam) needsGaps() bool     { return !e.idle }
 
 // group adds histogram entries (the fast path of age and vmin).
@@ -74,26 +83,19 @@ func (e *oneParam) group(end int, closed bool, es []histEntry) {
 func (e *oneParam) newWindow(w int)      { e.a.newWindow(w) }
 func (e *oneParam) endWindow(int, int64) {}
 
-func (e *oneParam) gaps(gs []packedGap, fs [][6]int32) {
-	var f [6]int
-	p := e.ps[0]
+func (e *oneParam) gaps(gs []packedGap, fs []policy.Features) {
 	for i, g := range gs {
-		if e.feat {
-			for j, v := range fs[i] {
-				f[j] = int(v)
-			}
-		}
 		var c float64
-		if e.cache != nil {
+		if e.critical != nil {
+			c = e.critical(g.unpack())
+		} else {
 			var ok bool
 			if c, ok = e.cache[fs[i]]; !ok {
-				c = p.Critical(g.unpack(), &f)
+				c = e.ofFeatures(&fs[i])
 				if len(e.cache) < maxCache {
 					e.cache[fs[i]] = c
 				}
 			}
-		} else {
-			c = p.Critical(g.unpack(), &f)
 		}
 		if k := e.axis.countLE(c); k > 0 {
 			e.a.add(k, g)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"mdk/policy"
 	"mdk/trace"
 )
 
@@ -41,7 +42,7 @@ type mark struct {
 
 type chunk struct {
 	gaps    []packedGap
-	feats   [][6]int32
+	feats   []policy.Features
 	entries []histEntry
 	marks   []mark
 	refs    atomic.Int32
@@ -88,7 +89,7 @@ func newPipeline(engines []engine, needFeat bool) *pipeline {
 }
 
 // gap queues one gap; f is its features (nil unless needed).
-func (p *pipeline) gap(g trace.Gap, f *[6]int32) {
+func (p *pipeline) gap(g trace.Gap, f *policy.Features) {
 	prior := int32(-1)
 	if g.Prior != trace.Inf {
 		prior = int32(g.Prior)
@@ -144,7 +145,7 @@ func (c *chunk) apply(e engine) {
 	gi := 0
 	run := func(end int) {
 		if perGap && end > gi {
-			var fs [][6]int32
+			var fs []policy.Features
 			if len(c.feats) > 0 {
 				fs = c.feats[gi:end]
 			}

@@ -3,6 +3,7 @@ package mpc
 import (
 	"runtime"
 
+	"mdk/policy"
 	"mdk/trace"
 )
 
@@ -60,11 +61,11 @@ type gapWalk struct {
 	hg *trace.GapHistogram // nil if every engine needs gaps
 	// needFeat: an engine needs the gaps' features, kept by page in feats.
 	needFeat bool
-	feats    [][6]int32
+	feats    []policy.Features
 }
 
 func (g *gapWalk) gap(gp trace.Gap) {
-	var f *[6]int32
+	var f *policy.Features
 	if g.needFeat {
 		f = &g.feats[gp.Page]
 	}
@@ -76,15 +77,9 @@ func (g *gapWalk) gap(gp trace.Gap) {
 
 func (g *gapWalk) touch(page uint32, t, prior int, born bool) {
 	for int(page) >= len(g.feats) {
-		g.feats = append(g.feats, [6]int32{})
+		g.feats = append(g.feats, policy.Features{})
 	}
-	h := &g.feats[page]
-	if prior == trace.Inf {
-		*h = [6]int32{-1, -1, -1, -1, -1, -1}
-		return
-	}
-	copy(h[1:], h[:5])
-	h[0] = int32(prior)
+	g.feats[page] = g.feats[page].Next(prior)
 }
 
 func (g *gapWalk) start(w *trace.Window) {

@@ -3,15 +3,19 @@ package policy
 import (
 	"fmt"
 	"strconv"
-
-	"mdk/gbdt"
-	"mdk/trace"
 )
+
+// Scorer is a trained model as L-OPP uses it (a *gbdt.Model): a score for a
+// row of features.
+type Scorer interface {
+	NumFeatures() int
+	Score(x []float64) float64
+}
 
 // LOPP is the learned policy L-OPP (SPEC section 2): right after a touch, it
 // reclaims the page when the model's score for the touch's features is at
-// least Theta. Features are PageState.Features: the life's last six prior
-// reuse distances, most recent first, -1 where missing. The model is trained
+// least Theta. The features are PageState.Features ([Features]): the life's
+// last six prior reuse distances, most recent first, -1 where missing. The model is trained
 // (package lopp) to predict whether OPP would reclaim the gap; Theta in [0, 1]
 // sweeps the curve: 0 reclaims after every touch, values above every score
 // reclaim nothing.
@@ -20,24 +24,39 @@ import (
 // copied, by every decider.
 type LOPP struct {
 	Theta float64
-	Model *gbdt.Model
+	Model Scorer
 }
 
-func (p LOPP) Policy() string             { return "lopp" }
-func (p LOPP) Params() string             { return "theta=" + strconv.FormatFloat(p.Theta, 'g', -1, 64) }
-func (p LOPP) NewDecider([]int64) Decider { return p }
+func (p LOPP) Policy() string { return "lopp" }
+func (p LOPP) Params() string { return "theta=" + strconv.FormatFloat(p.Theta, 'g', -1, 64) }
+
+// NewDecider returns a decider with its own row buffer for the model, so
+// that deciding does not allocate.
+func (p LOPP) NewDecider([]int64) Decider { return &loppDecider{p: p} }
+
+type loppDecider struct {
+	p LOPP
+	x [NumFeatures]float64
+}
 
 // Reclaim reclaims at the end of the touch's window if the score is >= Theta.
+func (d *loppDecider) Reclaim(s *PageState) bool {
+	if s.Now != s.LastTouch {
+		return false
+	}
+	d.x = s.Features.Float64()
+	return d.p.Model.Score(d.x[:]) >= d.p.Theta
+}
+
+// Reclaim is the decision of one touch: the score of its features is at
+// least Theta.
 func (p LOPP) Reclaim(s *PageState) bool {
 	return s.Now == s.LastTouch && p.Score(&s.Features) >= p.Theta
 }
 
 // Score returns the model's score for a touch's features.
-func (p LOPP) Score(f *[6]int) float64 {
-	var x [6]float64
-	for i, v := range f {
-		x[i] = float64(v)
-	}
+func (p LOPP) Score(f *Features) float64 {
+	x := f.Float64()
 	return p.Model.Score(x[:])
 }
 
@@ -47,28 +66,27 @@ func (p LOPP) Validate() error {
 	switch {
 	case p.Model == nil:
 		return fmt.Errorf("policy lopp: no model")
-	case p.Model.NumFeatures() != 6:
-		return fmt.Errorf("policy lopp: the model takes %d features: want 6 (the last six prior reuse distances)", p.Model.NumFeatures())
+	case p.Model.NumFeatures() != NumFeatures:
+		return fmt.Errorf("policy lopp: the model takes %d features: want %d (the last six prior reuse distances)", p.Model.NumFeatures(), NumFeatures)
 	case !(p.Theta >= 0 && p.Theta <= 1):
 		return fmt.Errorf("policy lopp: theta %g: want in [0, 1]", p.Theta)
 	}
 	return nil
 }
 
-// Param, Critical, DelayIsParam and UsesFeatures make LOPP a [OneParam]: a
-// setting reclaims a gap exactly when Theta <= the score of its touch, so
-// the score is the critical value.
-func (p LOPP) Param() float64                          { return p.Theta }
-func (p LOPP) Critical(_ trace.Gap, f *[6]int) float64 { return p.Score(f) }
-func (p LOPP) DelayIsParam() bool                      { return false }
-func (p LOPP) UsesFeatures() bool                      { return true }
-func (p LOPP) FeaturesOnly() bool                      { return true }
+// Param, CriticalOf and DelayIsParam make LOPP a [FeatureParam]: a setting
+// reclaims a gap exactly when Theta <= the score of its touch, so the score
+// is the critical value.
+func (p LOPP) Param() float64                 { return p.Theta }
+func (p LOPP) CriticalOf(f *Features) float64 { return p.Score(f) }
+func (p LOPP) DelayIsParam() bool             { return false }
 
-var _ OneParam = LOPP{}
+var _ FeatureParam = LOPP{}
 
 // AttachModel gives every LOPP setting in ss the model m and checks it. It is
-// an error if ss holds an LOPP setting and m is nil.
-func AttachModel(ss []Setting, m *gbdt.Model) error {
+// an error if ss holds an LOPP setting and m is nil (a nil interface: pass
+// nil, not a nil *gbdt.Model).
+func AttachModel(ss []Setting, m Scorer) error {
 	for i, s := range ss {
 		l, ok := s.(LOPP)
 		if !ok {

@@ -56,7 +56,7 @@ func TestLOPP(t *testing.T) {
 		{"low score at its own theta", 7, 7, 2, lo, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &PageState{Now: tc.now, LastTouch: tc.touch, Features: [6]int{tc.d, -1, -1, -1, -1, -1}}
+			s := &PageState{Now: tc.now, LastTouch: tc.touch, Features: Features{int32(tc.d), -1, -1, -1, -1, -1}}
 			p := LOPP{Theta: tc.theta, Model: m}
 			if got := p.NewDecider(nil).Reclaim(s); got != tc.want {
 				t.Errorf("Reclaim = %v, want %v (score %g)", got, tc.want, p.Score(&s.Features))
@@ -66,7 +66,7 @@ func TestLOPP(t *testing.T) {
 }
 
 // TestLOPPCritical: the one-pass generator's view (reclaimed iff Theta <=
-// Critical) agrees with the simulator's (Reclaim) on a trained model.
+// CriticalOf) agrees with the simulator's (Reclaim) on a trained model.
 func TestLOPPCritical(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 9))
 	var x []float64
@@ -87,17 +87,17 @@ func TestLOPPCritical(t *testing.T) {
 	}
 	reclaimed := 0
 	for range 2000 {
-		var f [6]int
+		var f Features
 		for k := range f {
-			f[k] = rng.IntN(35) - 1
+			f[k] = int32(rng.IntN(35) - 1)
 		}
 		theta := rng.Float64()
 		p := LOPP{Theta: theta, Model: m}
 		s := &PageState{Now: 3, LastTouch: 3, Features: f}
 		sim := p.Reclaim(s)
-		gen := p.Param() <= p.Critical(trace.Gap{Start: 3}, &f)
+		gen := p.Param() <= p.CriticalOf(&f)
 		if sim != gen {
-			t.Fatalf("features %v theta %g: Reclaim %v, Theta <= Critical %v", f, theta, sim, gen)
+			t.Fatalf("features %v theta %g: Reclaim %v, Theta <= CriticalOf %v", f, theta, sim, gen)
 		}
 		if sim {
 			reclaimed++
@@ -131,8 +131,36 @@ func TestLOPPValidate(t *testing.T) {
 
 func TestLOPPAllocs(t *testing.T) {
 	d := LOPP{Theta: 0.5, Model: stumpModel(t)}.NewDecider(nil)
-	s := &PageState{Now: 1, LastTouch: 1, Features: [6]int{9, 2, -1, -1, -1, -1}}
+	s := &PageState{Now: 1, LastTouch: 1, Features: Features{9, 2, -1, -1, -1, -1}}
 	if n := testing.AllocsPerRun(100, func() { d.Reclaim(s) }); n != 0 {
 		t.Errorf("Reclaim allocates %g times per call", n)
+	}
+}
+
+func TestFeaturesNext(t *testing.T) {
+	f := Features{9, 9, 9, 9, 9, 9}.Next(trace.Inf)
+	if f != (Features{-1, -1, -1, -1, -1, -1}) {
+		t.Fatalf("first touch: %v", f)
+	}
+	for _, d := range []int{3, 1, 4, 1, 5, 9, 2} {
+		f = f.Next(d)
+	}
+	if want := (Features{2, 9, 5, 1, 4, 1}); f != want {
+		t.Errorf("after 3 1 4 1 5 9 2: %v, want %v", f, want)
+	}
+}
+
+// TestAttachModelNil: no model is an error for lopp settings only.
+func TestAttachModelNil(t *testing.T) {
+	ss := []Setting{AGE{A: 1}}
+	if err := AttachModel(ss, nil); err != nil {
+		t.Errorf("age without a model: %v", err)
+	}
+	ss = append(ss, LOPP{Theta: 0.5})
+	if err := AttachModel(ss, nil); err == nil || !strings.Contains(err.Error(), "needs a model") {
+		t.Errorf("lopp without a model: %v, want an error saying it needs one", err)
+	}
+	if err := AttachModel(ss, stumpModel(t)); err != nil || ss[1].(LOPP).Model == nil {
+		t.Errorf("lopp with a model: %v, model %v", err, ss[1].(LOPP).Model)
 	}
 }

@@ -23,10 +23,9 @@ type PageState struct {
 	Prior     int    // d: prior reuse distance at i (Inf on the life's first touch)
 	Idle      int    // g: idle length of the gap starting at i (oracle)
 	Closed    bool   // the gap ends with an access (oracle)
-	// Features are L-OPP's features at LastTouch: the life's last six prior
-	// reuse distances, most recent (Prior) first, -1 where missing (a life's
-	// first touch has no prior reuse distance).
-	Features [6]int
+	// Features are the features at LastTouch (what L-OPP scores): the
+	// life's last six prior reuse distances, most recent (Prior) first.
+	Features Features
 }
 
 // Setting is one policy with all its parameters fixed.

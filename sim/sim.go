@@ -21,11 +21,11 @@ import (
 type page struct {
 	alive    bool
 	resident bool
-	last     int    // last touch of the current life
-	prior    int    // prior reuse distance at last (trace.Inf on the first touch)
-	features [6]int // L-OPP features at last
-	gaps     []gap  // the gaps of all the page's lives, in time order (oracle)
-	next     int    // index in gaps of the gap starting at last
+	last     int             // last touch of the current life
+	prior    int             // prior reuse distance at last (trace.Inf on the first touch)
+	features policy.Features // features at last (what L-OPP scores)
+	gaps     []gap           // the gaps of all the page's lives, in time order (oracle)
+	next     int             // index in gaps of the gap starting at last
 }
 
 // gap is one gap as the oracle pre-pass saw it.
@@ -158,13 +158,11 @@ func touch(p *page, k int, newLife bool) {
 	if newLife {
 		p.alive = true
 		p.prior = trace.Inf
-		p.features = [6]int{-1, -1, -1, -1, -1, -1}
 	} else {
 		p.prior = k - p.last
-		copy(p.features[1:], p.features[:5])
-		p.features[0] = p.prior
 		p.next++
 	}
+	p.features = p.features.Next(p.prior)
 	p.resident = true
 	p.last = k
 }

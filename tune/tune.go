@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"mdk/gbdt"
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
@@ -41,8 +40,9 @@ type Config struct {
 	// the trace's name, the windows done and the total (0 if unknown).
 	Progress func(name string, done, total int)
 
-	// Model is L-OPP's model, needed when Policies include lopp.
-	Model *gbdt.Model
+	// Model is L-OPP's model (a *gbdt.Model), needed when Policies include
+	// lopp.
+	Model policy.Scorer
 }
 
 // Report is the outcome of [Run]: what was used for what, and for every

@@ -74,4 +74,4 @@ type lying struct{ policy.VMIN }
 func (lying) Policy() string                      { return "lying" }
 func (lying) Reclaim(s *policy.PageState) bool    { return s.Now == s.LastTouch }
 func (l lying) NewDecider([]int64) policy.Decider { return l }
-func (lying) Critical(trace.Gap, *[6]int) float64 { return policy.Never }
+func (lying) Critical(trace.Gap) float64          { return policy.Never }

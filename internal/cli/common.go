@@ -54,8 +54,9 @@ func parseSpecs(specs []string, window time.Duration, modelPath string) ([]polic
 	return out, nil
 }
 
-// loadModel loads L-OPP's model file ("" means none).
-func loadModel(path string) (*gbdt.Model, error) {
+// loadModel loads L-OPP's model file ("" means none: a nil Scorer, never a
+// nil *gbdt.Model in one).
+func loadModel(path string) (policy.Scorer, error) {
 	if path == "" {
 		return nil, nil
 	}
