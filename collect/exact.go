@@ -17,6 +17,11 @@ import (
 type ExactOptions struct {
 	Valgrind           string // valgrind program; "" means "valgrind" on $PATH
 	WindowInstructions int64  // window length in executed instructions (> 0)
+	// Tracer is TracerAuto (""), TracerPages or TracerLackey.
+	Tracer string
+	// Log receives mdk's own messages (which tracer runs, and why);
+	// nil discards them.
+	Log io.Writer
 
 	// The traced program's standard streams.
 	Stdin          io.Reader
@@ -25,24 +30,32 @@ type ExactOptions struct {
 
 // ExactResult describes a finished exact trace.
 type ExactResult struct {
-	Windows  int
-	Lines    int64 // lackey trace lines read (instructions and data accesses)
-	ExitCode int   // the program's exit status, as valgrind reports it
+	Tracer       string // the tracer that ran: TracerPages or TracerLackey
+	Windows      int
+	Instructions int64 // instructions traced (TracerPages; 0 for TracerLackey)
+	Lines        int64 // lackey trace lines read (instructions and data accesses); 0 for TracerPages
+	ExitCode     int   // the program's exit status, as valgrind reports it
 }
 
-// RunExact runs argv under valgrind's lackey tool (--tool=lackey
-// --trace-mem=yes) and turns the memory trace into a trace written through
-// the writer newWriter returns. Lackey writes its trace to its log, which
-// RunExact points (--log-fd) at a pipe and streams through a
-// [LackeyReader]: the raw log is never stored. The program's own standard
-// streams are those of opt. Every window is written (and flushed, if the
-// writer has a Flush method) as it completes.
+// RunExact runs argv under valgrind and turns its memory accesses into a
+// trace written through the writer newWriter returns, in windows of
+// opt.WindowInstructions executed instructions.
 //
+// With TracerPages, valgrind runs mdk's own tool (see [BuildPageTool]),
+// which keeps the current window's page set inside the traced process and
+// writes only each window's distinct pages ([PageToolReader]). With
+// TracerLackey, valgrind runs its lackey tool (--tool=lackey
+// --trace-mem=yes), whose log of every access RunExact reads from a pipe
+// (--log-fd) through a [LackeyReader]; the raw log is never stored. Both
+// give the same windows. TracerAuto is TracerPages if the tool can be
+// built, else TracerLackey, saying why on opt.Log.
+//
+// The program's own standard streams are those of opt. Every window is
+// written (and flushed, if the writer has a Flush method) as it completes.
 // When ctx ends, valgrind is sent SIGTERM and the windows completed so far
 // are kept. A program that exits non-zero still yields its trace; the status
 // is in the result.
-func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter func(trace.Header) (trace.Writer, error)) (ExactResult, error) {
-	var res ExactResult
+func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter func(trace.Header) (trace.Writer, error)) (res ExactResult, err error) {
 	if len(argv) == 0 {
 		return res, errors.New("no program to run")
 	}
@@ -57,14 +70,40 @@ func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter fu
 	if err != nil {
 		return res, fmt.Errorf("%s not found (install the Debian package valgrind): %w", vg, err)
 	}
+	logf := func(format string, args ...any) {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, format, args...)
+		}
+	}
+	var toolDir string
+	switch opt.Tracer {
+	case TracerLackey:
+	case TracerPages:
+		if toolDir, err = BuildPageTool(path); err != nil {
+			return res, err
+		}
+	case TracerAuto, "":
+		if toolDir, err = BuildPageTool(path); err != nil {
+			logf("mdk record: falling back to valgrind's lackey, 30-50 times slower: mdk's valgrind tool cannot be built: %v\n", err)
+		}
+	default:
+		return res, fmt.Errorf("unknown tracer %q (want %s, %s or %s)", opt.Tracer, TracerAuto, TracerPages, TracerLackey)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return res, err
 	}
 	defer pr.Close()
 	// The pipe's write end becomes fd 3 in valgrind (ExtraFiles[0]).
-	args := append([]string{"--tool=lackey", "--trace-mem=yes", "--log-fd=3", "--"}, argv...)
-	cmd := exec.CommandContext(ctx, path, args...)
+	var args []string
+	if toolDir != "" {
+		res.Tracer = TracerPages
+		args = []string{"-q", PageToolArg(toolDir), "--mdk-fd=3", fmt.Sprintf("--mdk-window=%d", opt.WindowInstructions), "--"}
+	} else {
+		res.Tracer = TracerLackey
+		args = []string{"--tool=lackey", "--trace-mem=yes", "--log-fd=3", "--"}
+	}
+	cmd := exec.CommandContext(ctx, path, append(args, argv...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
 	cmd.ExtraFiles = []*os.File{pw}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -73,18 +112,48 @@ func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter fu
 		return res, fmt.Errorf("start valgrind: %w", err)
 	}
 	pw.Close()
-
-	name := "lackey log of " + strings.Join(argv, " ")
-	lr := NewLackeyReader(pr, name, opt.WindowInstructions).(*LackeyReader)
-	w, err := newWriter(lr.Header())
-	if err != nil {
+	stop := func() {
+		// Stop valgrind; it would block on a full pipe.
 		cmd.Process.Kill()
 		cmd.Wait()
+	}
+
+	var rd trace.Reader
+	traced := func() bool { return false }
+	if toolDir != "" {
+		name := PageToolName + " run of " + strings.Join(argv, " ")
+		ptr, err := NewPageToolReader(pr, name, opt.WindowInstructions)
+		switch {
+		case errors.Is(err, io.EOF):
+			// valgrind ended before the tool started: its status says why.
+			werr := cmd.Wait()
+			var ee *exec.ExitError
+			if errors.As(werr, &ee) {
+				return res, fmt.Errorf("valgrind exited with status %d before tracing anything", ee.ExitCode())
+			}
+			return res, fmt.Errorf("valgrind ended before tracing anything: %v", werr)
+		case err != nil:
+			stop()
+			return res, err
+		}
+		rd = ptr
+		traced = func() bool { return ptr.Instructions() > 0 }
+		defer func() { res.Instructions = ptr.Instructions() }()
+	} else {
+		name := "lackey log of " + strings.Join(argv, " ")
+		lr := NewLackeyReader(pr, name, opt.WindowInstructions).(*LackeyReader)
+		rd = lr
+		traced = func() bool { return lr.Lines() > 0 }
+		defer func() { res.Lines = lr.Lines() }()
+	}
+	w, err := newWriter(rd.Header())
+	if err != nil {
+		stop()
 		return res, err
 	}
 	var readErr error
 	for {
-		win, err := lr.Read()
+		win, err := rd.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -104,11 +173,8 @@ func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter fu
 		}
 		res.Windows++
 	}
-	res.Lines = lr.Lines()
 	if readErr != nil && ctx.Err() == nil {
-		// Stop valgrind; it would block on a full pipe.
-		cmd.Process.Kill()
-		cmd.Wait()
+		stop()
 		w.Close()
 		return res, readErr
 	}
@@ -119,7 +185,7 @@ func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter fu
 	case ctx.Err() != nil:
 	case errors.As(werr, &ee):
 		res.ExitCode = ee.ExitCode()
-		if res.Lines == 0 {
+		if !traced() {
 			w.Close()
 			return res, fmt.Errorf("valgrind exited with status %d before tracing anything", res.ExitCode)
 		}

@@ -49,11 +49,56 @@ int main(void) {
 }
 `
 
-// TestRunExactPhases traces phases.c under lackey and checks that the
+// TestRunExactPhases traces phases.c under each tracer and checks that the
 // buffer's pages appear in exactly the bursts the program makes, and in no
 // other window.
 func TestRunExactPhases(t *testing.T) {
 	requireValgrind(t)
+	bin := buildPhases(t)
+	for _, tracer := range []string{TracerPages, TracerLackey} {
+		t.Run(tracer, func(t *testing.T) {
+			tr, res, stdout := runExactMem(t, tracer, 30000, bin)
+			base, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(stdout), "0x"), 16, 64)
+			if err != nil {
+				t.Fatalf("program output %q: %v", stdout, err)
+			}
+			first := base / 4096
+			// Bursts: maximal runs of windows touching the buffer; their unions.
+			var bursts [][]uint64
+			in := false
+			for _, w := range tr.Windows {
+				var set []uint64
+				for _, id := range w.Accessed {
+					if p := tr.Pages[id].Page; p >= first && p < first+16 {
+						set = append(set, p-first)
+					}
+				}
+				if len(set) == 0 {
+					in = false
+					continue
+				}
+				if !in {
+					bursts = append(bursts, nil)
+					in = true
+				}
+				b := &bursts[len(bursts)-1]
+				*b = union(*b, set)
+			}
+			want := [][]uint64{{0, 1, 2}, {5}, {1, 7, 9}, {3, 4}, {10, 11}}
+			if d := cmp.Diff(want, bursts); d != "" {
+				t.Errorf("bursts of buffer pages (-want +got):\n%s", d)
+			}
+			// 6 spins of 100000 iterations are over 600000 instructions.
+			if res.Windows < 20 || res.Windows != len(tr.Windows) || res.ExitCode != 0 || res.Tracer != tracer {
+				t.Errorf("result %+v, %d windows written", res, len(tr.Windows))
+			}
+		})
+	}
+}
+
+// buildPhases compiles phases.c into the test's temporary directory.
+func buildPhases(t *testing.T) string {
+	t.Helper()
 	gcc := testutil.RequireTool(t, "gcc")
 	dir := t.TempDir()
 	src, bin := filepath.Join(dir, "phases.c"), filepath.Join(dir, "phases")
@@ -61,47 +106,21 @@ func TestRunExactPhases(t *testing.T) {
 	if out, err := exec.Command(gcc, "-O1", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// runExactMem traces argv with tracer into memory; it returns the trace,
+// the result and the program's standard output.
+func runExactMem(t *testing.T, tracer string, window int64, argv ...string) (*trace.Trace, ExactResult, string) {
+	t.Helper()
 	var stdout bytes.Buffer
 	var tr *trace.Trace
-	res, err := RunExact(context.Background(), ExactOptions{WindowInstructions: 30000, Stdout: &stdout, Stderr: os.Stderr},
-		[]string{bin}, func(h trace.Header) (trace.Writer, error) { return newMemWriter(h, &tr), nil })
+	res, err := RunExact(context.Background(), ExactOptions{Tracer: tracer, WindowInstructions: window, Stdout: &stdout, Stderr: os.Stderr},
+		argv, func(h trace.Header) (trace.Writer, error) { return newMemWriter(h, &tr), nil })
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", tracer, err)
 	}
-	base, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(stdout.String()), "0x"), 16, 64)
-	if err != nil {
-		t.Fatalf("program output %q: %v", stdout.String(), err)
-	}
-	first := base / 4096
-	// Bursts: maximal runs of windows touching the buffer; their unions.
-	var bursts [][]uint64
-	in := false
-	for _, w := range tr.Windows {
-		var set []uint64
-		for _, id := range w.Accessed {
-			if p := tr.Pages[id].Page; p >= first && p < first+16 {
-				set = append(set, p-first)
-			}
-		}
-		if len(set) == 0 {
-			in = false
-			continue
-		}
-		if !in {
-			bursts = append(bursts, nil)
-			in = true
-		}
-		b := &bursts[len(bursts)-1]
-		*b = union(*b, set)
-	}
-	want := [][]uint64{{0, 1, 2}, {5}, {1, 7, 9}, {3, 4}, {10, 11}}
-	if d := cmp.Diff(want, bursts); d != "" {
-		t.Errorf("bursts of buffer pages (-want +got):\n%s", d)
-	}
-	// 6 spins of 100000 iterations are over 600000 instructions.
-	if res.Windows < 20 || res.Windows != len(tr.Windows) || res.ExitCode != 0 {
-		t.Errorf("result %+v, %d windows written", res, len(tr.Windows))
-	}
+	return tr, res, stdout.String()
 }
 
 func union(a, b []uint64) []uint64 {

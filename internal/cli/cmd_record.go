@@ -21,6 +21,7 @@ type recordOptions struct {
 	exact        bool
 	windowInstrs int64
 	valgrind     string
+	tracer       string
 }
 
 func newRecordCmd(e *env) *cobra.Command {
@@ -42,9 +43,15 @@ lists them). With --cgroup, cgroup.procs is read at every scan. Needs root
 are found under --proc and --sys. The recorder's cost per window goes to
 standard error, a summary into the trace description.
 
---exact: runs CMD ARGS under valgrind's lackey tool and records the page of
-every instruction fetch and data access, in windows of --window-instructions
-executed instructions. The program's standard streams are mdk's.
+--exact: runs CMD ARGS under valgrind and records the page of every
+instruction fetch and data access, in windows of --window-instructions
+executed instructions. The program's standard streams are mdk's. --tracer
+pages runs mdk's own valgrind tool, which keeps each window's page set inside
+the traced process and writes only its distinct pages (built with gcc on first
+use against Debian's valgrind package and cached in ~/.cache/mdk, or
+$MDK_CACHE_DIR); --tracer lackey runs valgrind's lackey and parses its log of
+every access: the same trace, 30-50 times slower. The default, auto, is pages
+when the tool can be built, else lackey (saying why).
 
 Each window is written as it completes. Recording ends after --duration,
 when every target has exited (the cgroup is removed; CMD exits), or on
@@ -71,9 +78,10 @@ EXIT STATUS
 	f.StringVarP(&o.out, "output", "o", "", "trace `FILE` to write (.mdkt or .txt)")
 	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", "/proc"), "procfs mount point `DIR` ($MDK_PROC)")
 	f.StringVar(&o.sys, "sys", envOr("MDK_SYS", "/sys"), "sysfs mount point `DIR` ($MDK_SYS)")
-	f.BoolVar(&o.exact, "exact", false, "trace the program CMD exactly under valgrind lackey")
+	f.BoolVar(&o.exact, "exact", false, "trace the program CMD exactly under valgrind")
 	f.Int64Var(&o.windowInstrs, "window-instructions", collect.DefaultWindowInstructions, "window length of --exact, in executed `instructions`")
 	f.StringVar(&o.valgrind, "valgrind", "valgrind", "valgrind `program` for --exact")
+	f.StringVar(&o.tracer, "tracer", collect.TracerAuto, "--exact tracer: auto, pages (mdk's valgrind tool) or lackey")
 	return cmd
 }
 
@@ -101,15 +109,24 @@ func runRecord(e *env, o recordOptions, args []string) error {
 		if o.windowInstrs < 1 {
 			return usagef("--window-instructions must be at least 1, got %d", o.windowInstrs)
 		}
+		switch o.tracer {
+		case collect.TracerAuto, collect.TracerPages, collect.TracerLackey:
+		default:
+			return usagef("--tracer must be auto, pages or lackey, got %q", o.tracer)
+		}
 		res, err := collect.RunExactFile(e.ctx, collect.ExactOptions{
-			Valgrind: o.valgrind, WindowInstructions: o.windowInstrs,
+			Valgrind: o.valgrind, WindowInstructions: o.windowInstrs, Tracer: o.tracer, Log: e.stderr,
 			Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 		}, args, o.out)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "mdk record: %d windows of %d instructions (%d trace lines) to %s; the program exited with status %d\n",
-			res.Windows, o.windowInstrs, res.Lines, o.out, res.ExitCode)
+		what := fmt.Sprintf("%d instructions", res.Instructions)
+		if res.Tracer == collect.TracerLackey {
+			what = fmt.Sprintf("%d lackey trace lines", res.Lines)
+		}
+		fmt.Fprintf(e.stderr, "mdk record: %d windows of %d instructions (%s, %s) to %s; the program exited with status %d\n",
+			res.Windows, o.windowInstrs, res.Tracer, what, o.out, res.ExitCode)
 		return nil
 	}
 	if len(args) > 0 {

@@ -75,6 +75,7 @@ func TestRecordErrors(t *testing.T) {
 		{[]string{"record", "--pid", "1", "--sys", empty, "-o", "x.mdkt"}, ExitError, "record on a kernel with it, or use --exact"},
 		{[]string{"record", "--exact", "-o", "x.mdkt"}, ExitUsage, "needs a program"},
 		{[]string{"record", "--exact", "--valgrind", "no-such-valgrind", "-o", filepath.Join(empty, "x.mdkt"), "--", "true"}, ExitError, "install the Debian package valgrind"},
+		{[]string{"record", "--exact", "--tracer", "qemu", "-o", filepath.Join(empty, "x.mdkt"), "--", "true"}, ExitUsage, "--tracer must be auto, pages or lackey"},
 	}
 	for _, tc := range tests {
 		var stderr bytes.Buffer
@@ -87,19 +88,23 @@ func TestRecordErrors(t *testing.T) {
 
 func TestRecordExact(t *testing.T) {
 	testutil.RequireTool(t, "valgrind")
-	out := filepath.Join(t.TempDir(), "echo.mdkt")
-	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"record", "--exact", "--window-instructions", "50000", "-o", out, "--", "/bin/echo", "hello"}, nil, &stdout, &stderr)
-	if code != 0 || stdout.String() != "hello\n" {
-		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout.String(), stderr.String())
-	}
-	r, c, err := trace.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tr, err := trace.ReadAll(r)
-	if err != nil || len(tr.Windows) < 2 {
-		t.Fatalf("%d windows, %v", len(tr.Windows), err)
+	for _, tracer := range []string{"pages", "lackey"} {
+		t.Run(tracer, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "echo.mdkt")
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), []string{"record", "--exact", "--tracer", tracer, "--window-instructions", "50000", "-o", out, "--", "/bin/echo", "hello"}, nil, &stdout, &stderr)
+			if code != 0 || stdout.String() != "hello\n" || !strings.Contains(stderr.String(), "("+tracer+", ") {
+				t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout.String(), stderr.String())
+			}
+			r, c, err := trace.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			tr, err := trace.ReadAll(r)
+			if err != nil || len(tr.Windows) < 2 {
+				t.Fatalf("%d windows, %v", len(tr.Windows), err)
+			}
+		})
 	}
 }
