@@ -13,6 +13,12 @@
 //     B_j = ppm*|A_j| div 1e6 longest are. Gaps of equal length ending in the
 //     same window start in the same window; among those, lower dense page
 //     IDs are taken first.
+//   - Censoring: a touch whose gap is still open when the reading stops (at
+//     the end of the span, or of the trace) has no known label: its next
+//     touch or its life's end lies beyond the windows read. OPP reclaims such
+//     a gap for free, so its label would say "reclaimed" whatever the page
+//     does next. [Data.Labelled] leaves these touches out; it is what a model
+//     is trained on.
 //
 // [Dataset] reads a trace once, streaming, with a [trace.Walker]. To keep a
 // training part honest it can stop at a window: the trace is then labelled
@@ -66,6 +72,42 @@ type Data struct {
 	// read (up to Windows): OPP saves Idle page-windows when Y is true.
 	Idle   []int32
 	Closed []bool
+	// Censored marks the touches whose gap was still open when the reading
+	// stopped: the life was alive at the end of the windows read. Their Y
+	// is OPP's decision on the windows read (an open gap with g >= 1 is
+	// reclaimed for free), not a label to learn from.
+	Censored []bool
+}
+
+// Labelled returns the features (NumFeatures per row) and labels of the
+// rows whose label is known: every row but the censored ones. A model is
+// trained on these.
+func (d *Data) Labelled() (x []float64, y []bool) {
+	n := 0
+	for _, c := range d.Censored {
+		if !c {
+			n++
+		}
+	}
+	x, y = make([]float64, 0, n*NumFeatures), make([]bool, 0, n)
+	for i, c := range d.Censored {
+		if !c {
+			x = append(x, d.Row(i)...)
+			y = append(y, d.Y[i])
+		}
+	}
+	return x, y
+}
+
+// NumCensored returns the number of censored rows.
+func (d *Data) NumCensored() int {
+	n := 0
+	for _, c := range d.Censored {
+		if c {
+			n++
+		}
+	}
+	return n
 }
 
 // Len returns the number of rows.
@@ -92,8 +134,10 @@ var ErrSpan = errors.New("lopp: bad window range")
 // of span, labelled by OPP at ppm parts per million.
 //
 // Only windows before span.To are read: the lives still alive there end at
-// span.To, so their last gaps are open. Nothing after span.To affects any
-// row, which keeps a model trained on span blind to the windows after it.
+// span.To, so their last gaps are open, and their touches are censored
+// (their labels are unknown; [Data.Labelled] leaves them out), as are those
+// of the lives alive at the end of the trace. Nothing after span.To affects
+// any row, which keeps a model trained on span blind to the windows after it.
 // Touches before span.From are read for their history (features) and for
 // OPP's budgets, but give no rows.
 func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
@@ -108,6 +152,9 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 		feat []policy.Features
 		row  []int32 // row of the page's last touch; -1 if outside span
 		cand []candidate
+		// finishing is set while the Walker ends the lives alive at the
+		// end of the windows read: their open gaps are censored.
+		finishing bool
 	)
 	in := func(w int) bool { return w >= span.From && (span.To < 0 || w < span.To) }
 	wk := trace.NewWalker()
@@ -128,6 +175,7 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 		d.Page = append(d.Page, page)
 		d.Idle = append(d.Idle, 0)
 		d.Closed = append(d.Closed, false)
+		d.Censored = append(d.Censored, false)
 	}
 	// 2. Every gap, as it becomes known (before the touch that closes it):
 	//    record its length; an open gap with g >= 1 is reclaimed; a closed
@@ -137,6 +185,7 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 		if k >= 0 {
 			d.Idle[k] = int32(g.Idle)
 			d.Closed[k] = g.Closed
+			d.Censored[k] = finishing
 		}
 		if g.Idle < 1 {
 			return
@@ -184,7 +233,9 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 		}
 		cand = cand[:0]
 	}
-	// 4. Lives alive at the end of what was read end there: open gaps.
+	// 4. Lives alive at the end of what was read end there: open gaps,
+	//    censored.
+	finishing = true
 	wk.Finish()
 	d.Windows = wk.Windows()
 	return d, nil

@@ -103,25 +103,32 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	if d.Len() == 0 {
-		return fmt.Errorf("%s: no touch in training windows %v", path, span)
+	x, y := d.Labelled()
+	if len(y) == 0 {
+		return fmt.Errorf("%s: no touch with a known label in training windows %v", path, span)
 	}
-	m, err := gbdt.Train(d.X, lopp.NumFeatures, d.Y, o.cfg)
+	m, err := gbdt.Train(x, lopp.NumFeatures, y, o.cfg)
 	if err != nil {
 		return err
 	}
 	right := 0
-	for i := range d.Len() {
-		if (m.Score(d.Row(i)) >= 0.5) == d.Y[i] {
+	for i := range y {
+		if (m.Score(x[i*lopp.NumFeatures:(i+1)*lopp.NumFeatures]) >= 0.5) == y[i] {
 			right++
 		}
 	}
 	if err := m.SaveFile(o.out); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "trained on windows %d..%d of %s: %d touches, %d labelled reclaimed by opp:r=%s\n",
-		span.From, span.To-1, path, d.Len(), d.Positives(), policy.FormatRate(ppm))
+	pos := 0
+	for _, v := range y {
+		if v {
+			pos++
+		}
+	}
+	fmt.Fprintf(e.stdout, "trained on windows %d..%d of %s: %d touches, %d labelled reclaimed by opp:r=%s, %d left out as censored (gap open at the end of the windows read)\n",
+		span.From, span.To-1, path, len(y), pos, policy.FormatRate(ppm), d.NumCensored())
 	fmt.Fprintf(e.stdout, "training accuracy %.2f%% (%d trees of depth %d)\nwrote %s\n",
-		100*float64(right)/float64(d.Len()), o.cfg.Rounds, o.cfg.MaxDepth, o.out)
+		100*float64(right)/float64(len(y)), o.cfg.Rounds, o.cfg.MaxDepth, o.out)
 	return nil
 }
