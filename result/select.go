@@ -12,10 +12,16 @@ var DefaultTargets = []float64{0.005, 0.01, 0.02, 0.05}
 // below target, or nil if none is. Ties go to the lower statistic, then to
 // the earlier result.
 func Best(rs []*Result, st Stat, target float64) *Result {
+	return BestBy(rs, func(r *Result) float64 { return r.Stat(st) }, target)
+}
+
+// BestBy is [Best] with any x of a result in place of a promotion-rate
+// statistic (a tier's slowdown, for instance).
+func BestBy(rs []*Result, x func(*Result) float64, target float64) *Result {
 	var best *Result
 	var bestX float64
 	for _, r := range rs {
-		x := r.Stat(st)
+		x := x(r)
 		if x > target {
 			continue
 		}
@@ -88,12 +94,17 @@ type Choice struct {
 // Choose returns, for every policy in rs and every target, its best setting
 // and its headroom against OPP.
 func Choose(rs []*Result, st Stat, targets []float64) []Choice {
+	return ChooseBy(rs, func(r *Result) float64 { return r.Stat(st) }, targets)
+}
+
+// ChooseBy is [Choose] with any x of a result in place of a statistic.
+func ChooseBy(rs []*Result, x func(*Result) float64, targets []float64) []Choice {
 	names, groups := Group(rs)
 	var out []Choice
 	for _, name := range names {
 		for _, t := range targets {
-			c := Choice{Policy: name, Target: t, Best: Best(groups[name], st, t)}
-			if o := Best(groups["opp"], st, t); o != nil && c.Best != nil {
+			c := Choice{Policy: name, Target: t, Best: BestBy(groups[name], x, t)}
+			if o := BestBy(groups["opp"], x, t); o != nil && c.Best != nil {
 				c.Headroom = o.Savings() - c.Best.Savings()
 				c.HasHeadroom = true
 			}

@@ -69,3 +69,23 @@ func TestChooseHeadroom(t *testing.T) {
 		t.Errorf("age at 0.1%%: %+v, want no setting and no headroom", c)
 	}
 }
+
+// TestBestByOtherAxis picks on another x than a statistic: the total
+// promotions, where Best on max_pr would pick otherwise.
+func TestBestByOtherAxis(t *testing.T) {
+	rs := []*Result{
+		{Policy: "age", Params: "A=1", Promotions: []int64{0, 4}, Accessed: []int64{10, 100}, Saved: 50, Alive: 100},
+		{Policy: "age", Params: "A=2", Promotions: []int64{3, 0}, Accessed: []int64{10, 100}, Saved: 40, Alive: 100},
+	}
+	promos := func(r *Result) float64 { return float64(r.TotalPromotions()) }
+	if b := BestBy(rs, promos, 3); b != rs[1] {
+		t.Errorf("BestBy(promotions <= 3) = %v, want A=2", b)
+	}
+	if b := Best(rs, MaxPR, 0.05); b != rs[0] {
+		t.Errorf("Best(max_pr <= 5%%) = %v, want A=1", b)
+	}
+	cs := ChooseBy(rs, promos, []float64{3, 4})
+	if len(cs) != 2 || cs[0].Best != rs[1] || cs[1].Best != rs[0] {
+		t.Errorf("ChooseBy = %+v", cs)
+	}
+}
