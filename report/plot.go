@@ -33,6 +33,11 @@ type PlotOptions struct {
 	LogX    bool        // logarithmic x axis (see WritePlot for x = 0)
 	Targets []float64   // promotion-rate targets as fractions, drawn as vertical lines
 	Title   string
+	// XOf and YOf, if set, replace the x statistic and the savings: each
+	// is a fraction of a result, drawn in percent and named by XLabel and
+	// YLabel (a tier's slowdown and net savings, for instance).
+	XOf, YOf       func(*result.Result) float64
+	XLabel, YLabel string
 }
 
 // WritePlot writes the memory performance curves as a figure in format "svg"
@@ -60,10 +65,18 @@ func WritePlot(w io.Writer, format string, curves []Curve, opts PlotOptions) err
 		logX:   opts.LogX,
 		yFrom0: true,
 	}
+	xOf := func(r *result.Result) float64 { return r.Stat(st) }
+	yOf := (*result.Result).Savings
+	if opts.XOf != nil {
+		xOf, f.xLabel = opts.XOf, opts.XLabel+" (%)"
+	}
+	if opts.YOf != nil {
+		yOf, f.yLabel = opts.YOf, opts.YLabel
+	}
 	for _, c := range curves {
 		s := series{name: c.Policy, points: true, line: true}
 		for _, r := range c.Results {
-			s.xy = append(s.xy, plotter.XY{X: 100 * r.Stat(st), Y: 100 * r.Savings()})
+			s.xy = append(s.xy, plotter.XY{X: 100 * xOf(r), Y: 100 * yOf(r)})
 		}
 		slices.SortStableFunc(s.xy, func(a, b plotter.XY) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y)) })
 		for _, i := range frontier(s.xy, func(p plotter.XY) (float64, float64) { return p.X, p.Y }) {

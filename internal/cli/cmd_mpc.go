@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,7 @@ type mpcOptions struct {
 	logX     bool
 	targets  string
 	model    string
+	tier     string
 }
 
 func (o *mpcOptions) addFlags(cmd *cobra.Command) {
@@ -31,6 +33,7 @@ func (o *mpcOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.x, "x", "max_pr", "promotion-rate `statistic` for the x axis and the targets: max_pr, p99_pr, p98_pr or mean_pr")
 	cmd.Flags().StringVar(&o.targets, "target", defaultTargets(), "comma-separated promotion-rate `targets` for the best-setting table")
 	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
+	cmd.Flags().StringVar(&o.tier, "tier", "", tierUsage)
 }
 
 func newMPCCmd(e *env) *cobra.Command {
@@ -66,25 +69,33 @@ A policy given by name alone uses its default grid (docs/policies.md).`,
 
 // curves runs the generator for o's policies over the trace at path.
 func (e *env) curves(path string, o mpcOptions) ([]*result.Result, error) {
-	r, c, err := e.openTrace(path)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	ss, err := parseSpecs(o.policies, r.Header().Window, o.model)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc")})
-	e.endProgress()
+	rs, _, err := e.curvesWindow(path, o)
 	return rs, err
 }
 
-func (o mpcOptions) parse() (result.Stat, []float64, error) {
-	st, ok := result.ParseStat(o.x)
-	if !ok {
-		return "", nil, usagef("--x %q: want max_pr, p99_pr, p98_pr or mean_pr", o.x)
+// curvesWindow is curves, also returning the trace's window length.
+func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Duration, error) {
+	r, c, err := e.openTrace(path)
+	if err != nil {
+		return nil, 0, err
 	}
+	defer c.Close()
+	window := r.Header().Window
+	ss, err := parseSpecs(o.policies, window, o.model)
+	if err != nil {
+		return nil, 0, err
+	}
+	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc")})
+	e.endProgress()
+	return rs, window, err
+}
+
+func (o mpcOptions) parse() (result.Stat, []float64, error) {
+	if err := checkX(o.x, o.tier != ""); err != nil {
+		return "", nil, err
+	}
+	st := result.Stat(o.x) // or, with --tier, a tier metric
+
 	var targets []float64
 	if o.targets != "" {
 		ppms, err := policy.ParseRates(o.targets)
@@ -108,9 +119,16 @@ func runMPC(e *env, o mpcOptions, path string) error {
 			return usagef("--plot %s: want a .svg or .png file name", o.plot)
 		}
 	}
-	rs, err := e.curves(path, o)
+	t, err := loadTier(o.tier)
 	if err != nil {
 		return err
+	}
+	rs, window, err := e.curvesWindow(path, o)
+	if err != nil {
+		return err
+	}
+	if t != nil {
+		return writeTierMPC(e, o, rs, targets, t, window)
 	}
 	if o.plot != "" {
 		if err := writePlotFile(o.plot, rs, st, o.logX, targets); err != nil {
@@ -128,6 +146,11 @@ func runMPC(e *env, o mpcOptions, path string) error {
 }
 
 func writePlotFile(path string, rs []*result.Result, st result.Stat, logX bool, targets []float64) error {
+	return writePlot(path, rs, report.PlotOptions{X: st, LogX: logX, Targets: targets})
+}
+
+// writePlotFile draws the curves of rs to path with opts.
+func writePlot(path string, rs []*result.Result, opts report.PlotOptions) error {
 	names, groups := result.Group(rs)
 	var curves []report.Curve
 	for _, n := range names {
@@ -138,7 +161,7 @@ func writePlotFile(path string, rs []*result.Result, st result.Stat, logX bool, 
 		return err
 	}
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	if err := report.WritePlot(f, format, curves, report.PlotOptions{X: st, LogX: logX, Targets: targets}); err != nil {
+	if err := report.WritePlot(f, format, curves, opts); err != nil {
 		f.Close()
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
