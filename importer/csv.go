@@ -329,13 +329,21 @@ func parseUint(b []byte) (uint64, bool) {
 	return n, true
 }
 
-// parseHex parses hex digits without a prefix.
+// parseHex parses hex digits without a prefix: at most 16 of them.
 func parseHex(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 16 {
 		return 0, false
 	}
-	var n uint64
-	for _, c := range b {
+	v, n, ok := scanHex(b)
+	return v, ok && n == len(b)
+}
+
+// scanHex parses the run of hex digits (no prefix) that b starts with: its
+// value and length. ok is false if the value does not fit in 64 bits
+// (leading zeros are allowed).
+func scanHex(b []byte) (v uint64, n int, ok bool) {
+	for ; n < len(b); n++ {
+		c := b[n]
 		var d byte
 		switch {
 		case c >= '0' && c <= '9':
@@ -345,11 +353,14 @@ func parseHex(b []byte) (uint64, bool) {
 		case c >= 'A' && c <= 'F':
 			d = c - 'A' + 10
 		default:
-			return 0, false
+			return v, n, true
 		}
-		n = n<<4 | uint64(d)
+		if v>>60 != 0 {
+			return 0, n, false
+		}
+		v = v<<4 | uint64(d)
 	}
-	return n, true
+	return v, n, true
 }
 
 // parseInt parses a decimal signed 64-bit integer.

@@ -107,3 +107,12 @@ func FuzzDamonPerf(f *testing.F) {
 		fuzzImport(t, "damon-perf", data, Options{Window: time.Millisecond})
 	})
 }
+
+func FuzzLackey(f *testing.F) {
+	f.Add([]byte(lackeySample))
+	f.Add([]byte("I  1000,4\n S ffc,8\n M 1ffe,4\n==1== x\n--1-- y\n**1** z\n"))
+	f.Add(compress(f, CompressGzip, []byte("I  ffffffffffffffff,1\n L fffffffffffffff0,16\n")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzImport(t, "lackey", data, Options{WindowInstructions: 16})
+	})
+}

@@ -44,9 +44,12 @@ type Format struct {
 	newScanner func(r io.Reader, name string, o *Options) (recordScanner, error)
 	// run imports a format that is not a stream of records (DAMON).
 	run func(ctx context.Context, r io.Reader, name string, o *Options, w *Windower, st *Stats) error
+	// newReader reads a format whose reader makes the windows and the
+	// header itself (lackey).
+	newReader func(r io.Reader, name string, o *Options) trace.Reader
 }
 
-var formats = []*Format{csvFormat, txtFormat, oracleFormat, addressFormat, lbn32Format, damonFormat, damonPerfFormat}
+var formats = []*Format{csvFormat, txtFormat, oracleFormat, addressFormat, lbn32Format, damonFormat, damonPerfFormat, lackeyFormat}
 
 // Formats returns the known input formats.
 func Formats() []*Format { return formats }
@@ -87,6 +90,9 @@ func Import(ctx context.Context, format string, r io.Reader, name string, o Opti
 	if comp != CompressNone {
 		name += " (" + comp + ")"
 	}
+	if f.newReader != nil {
+		return copyWindows(ctx, f.newReader(in, name, &o), o.MaxWindows, newWriter)
+	}
 	tw, err := newWriter(o.header(f.describe(name, &o)))
 	if err != nil {
 		return st, err
@@ -110,6 +116,46 @@ func Import(ctx context.Context, format string, r io.Reader, name string, o Opti
 	return st, err
 }
 
+// copyWindows writes the windows of r, with r's header, to the writer
+// newWriter returns. Records and accesses are r's count of them (lackey's
+// trace lines and page accesses).
+func copyWindows(ctx context.Context, r trace.Reader, maxWindows int64, newWriter func(trace.Header) (trace.Writer, error)) (st Stats, err error) {
+	if maxWindows <= 0 {
+		maxWindows = DefaultMaxWindows
+	}
+	tw, err := newWriter(r.Header())
+	if err != nil {
+		return st, err
+	}
+	if c, ok := r.(interface {
+		Lines() int64
+		Accesses() int64
+	}); ok {
+		defer func() { st.Records, st.Accesses = c.Lines(), c.Accesses() }()
+	}
+	for {
+		win, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return st, err
+		}
+		if st.Windows >= maxWindows {
+			return st, fmt.Errorf("%d windows, beyond the limit of %d (--max-windows)", st.Windows+1, maxWindows)
+		}
+		if err := tw.WriteWindow(win); err != nil {
+			return st, err
+		}
+		st.Windows++
+		st.Pages += int64(len(win.New))
+	}
+	return st, tw.Close()
+}
+
 // check validates o against f and fills in f's defaults.
 func (f *Format) check(o *Options) error {
 	if _, err := o.pageSize(); err != nil {
@@ -123,6 +169,16 @@ func (f *Format) check(o *Options) error {
 	}
 	if o.WindowRequests > 0 && o.WindowInstructions > 0 {
 		return fmt.Errorf("give at most one of --window-requests and --window-instructions")
+	}
+	if f == lackeyFormat {
+		switch {
+		case o.WindowRequests > 0:
+			return fmt.Errorf("lackey windows are counted in instructions: use --window-instructions, not --window-requests")
+		case o.PageSize != 0 && o.PageSize != LackeyPageSize:
+			return fmt.Errorf("lackey traces have %d-byte pages: page size %d is not supported", LackeyPageSize, o.PageSize)
+		case o.WindowInstructions == 0:
+			o.WindowInstructions = DefaultWindowInstructions
+		}
 	}
 	if o.WindowInstructions > 0 && !f.Instructions {
 		return fmt.Errorf("format %s has no instruction counts; use --window-requests or --window", f.Name)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"mdk/collect"
 	"mdk/importer"
 	"mdk/trace"
 )
@@ -41,7 +40,6 @@ func newImportCmd(e *env) *cobra.Command {
 	for _, f := range importer.Formats() {
 		formats = append(formats, fmt.Sprintf("  %-15s %s", f.Name, f.Short))
 	}
-	formats = append(formats, fmt.Sprintf("  %-15s %s", "lackey", "valgrind --tool=lackey --trace-mem=yes log (windows of --window-instructions)"))
 	cmd := &cobra.Command{
 		Use:   "import FORMAT IN -o OUT",
 		Short: "Convert a trace made by another tool (libCacheSim, DAMON, block, address traces) into an mdk trace",
@@ -123,11 +121,8 @@ func runImport(e *env, cmd *cobra.Command, o importOptions, format, in string) e
 	if sameFile(in, o.out) {
 		return usagef("import: IN and OUT are the same file %s", in)
 	}
-	if format == "lackey" {
-		return runImportLackey(e, o, of, in)
-	}
 	if _, err := importer.FormatByName(format); err != nil {
-		return usagef("%v (or lackey)", err)
+		return usagef("%v", err)
 	}
 	opts, err := o.importerOptions(cmd)
 	if err != nil {
@@ -221,42 +216,4 @@ func (o importOptions) importerOptions(cmd *cobra.Command) (importer.Options, er
 		opts.CSV.Delimiter = d
 	}
 	return opts, nil
-}
-
-// runImportLackey imports a saved valgrind lackey log with the collect
-// package's parser.
-func runImportLackey(e *env, o importOptions, of *trace.Format, in string) error {
-	if o.windowRequests > 0 {
-		return usagef("lackey windows are counted in instructions: use --window-instructions, not --window-requests")
-	}
-	n := o.windowInstrs
-	if n == 0 {
-		n = collect.DefaultWindowInstructions
-	}
-	f, err := e.openInput(in)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	name := inputName(in)
-	r, _, release, err := importer.Decompress(f, name, o.compression)
-	if err != nil {
-		return usageError{err}
-	}
-	defer release()
-	tr := collect.NewLackeyReader(r, name, n)
-	out, err := e.createTrace(of, o.out, tr.Header())
-	if err != nil {
-		return err
-	}
-	windows, err := copyCtx(e, out, tr)
-	if err != nil {
-		out.abort()
-		return err
-	}
-	if err := out.finish(); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "mdk import: %d distinct pages, %d windows -> %s\n", len(tr.Pages()), windows, o.out)
-	return nil
 }

@@ -69,7 +69,8 @@ func TestImportCmd(t *testing.T) {
 	}
 }
 
-// mdk import lackey goes through package collect's parser.
+// mdk import lackey: importer's lackey format (the reader mdk record --exact
+// streams valgrind's live log through).
 func TestImportLackey(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "l.txt")
 	// Two instructions per window; the load at 0x2ffe of 4 bytes spans
