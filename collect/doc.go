@@ -7,9 +7,11 @@
 //     the access-bit scan of the MDK paper, one window at a time. It reads
 //     the kernel through an [FS] rooted at mount points (--proc, --sys), so
 //     it runs on fixtures and in containers.
-//   - [LackeyReader] turns valgrind lackey's --trace-mem=yes log into an
-//     exact trace, windows counted in executed instructions, and [RunExact]
-//     runs a program under lackey and streams that log through it.
+//   - [RunExact] traces a program exactly under valgrind, windows counted in
+//     executed instructions: with mdk's own valgrind tool (tool/mdkpages.c,
+//     built by [BuildPageTool]), whose per-window page sets
+//     [PageToolReader] reads, or with valgrind's lackey, whose
+//     --trace-mem=yes log [LackeyReader] turns into the same trace.
 //
 // Nothing here keeps global state: a daemon and the `mdk record` command
 // share the same code through a context.Context. docs/record.md is the user

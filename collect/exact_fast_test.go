@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -264,4 +266,56 @@ func FuzzPageToolReader(f *testing.F) {
 			t.Fatalf("%d pages from %d bytes", len(tr.Pages), len(b))
 		}
 	})
+}
+
+// forkC forks a child that writes pages 8-15 of a buffer and exits without
+// exec'ing (so it still runs under valgrind); the parent writes pages 0-1
+// after the child has ended.
+const forkC = `
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+static char buf[16 * 4096] __attribute__((aligned(4096)));
+int main(void) {
+	printf("%p\n", (void *)buf);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int p = 8; p < 16; p++) buf[p * 4096] = 1;
+		_exit(0);
+	}
+	waitpid(pid, 0, 0);
+	buf[0] = 1;
+	buf[4096] = 1;
+	return 0;
+}
+`
+
+// TestPageToolFork checks that only the process mdk started is traced by
+// the page tool: a forked child's accesses do not reach the trace (nor
+// corrupt its stream).
+func TestPageToolFork(t *testing.T) {
+	requireValgrind(t)
+	gcc := testutil.RequireTool(t, "gcc")
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "fork.c"), filepath.Join(dir, "fork")
+	os.WriteFile(src, []byte(forkC), 0o644)
+	if out, err := exec.Command(gcc, "-O1", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	tr, res, stdout := runExactMem(t, TracerPages, 100_000, bin)
+	base, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(stdout), "0x"), 16, 64)
+	if err != nil {
+		t.Fatalf("program output %q: %v", stdout, err)
+	}
+	first := base / 4096
+	var got []uint64
+	for _, p := range tr.Pages {
+		if p.Page >= first && p.Page < first+16 {
+			got = append(got, p.Page-first)
+		}
+	}
+	if d := cmp.Diff([]uint64{0, 1}, got); d != "" || res.ExitCode != 0 {
+		t.Errorf("buffer pages in the trace (-want +got):\n%s(result %+v)", d, res)
+	}
 }

@@ -38,6 +38,7 @@
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
@@ -92,6 +93,10 @@ static UWord win_used, win_cap;
 /* The last page each kind of access touched in this window. */
 static Addr last_ipage = ~(Addr)0, last_dpage = ~(Addr)0;
 
+/* Set when the output cannot be written, or in a forked child: only the
+   process mdk started writes (a child that has not exec'ed yet still runs
+   under valgrind with this tool's state, and would interleave its windows
+   with the parent's). */
 static Bool out_failed;
 
 static inline UWord hash_page(Addr p)
@@ -362,6 +367,11 @@ static IRSB* mp_instrument(VgCallbackClosure* closure, IRSB* in,
 
 /* ---- start and end ---- */
 
+static void mp_child_after_fork(ThreadId tid)
+{
+   out_failed = True;
+}
+
 static void mp_post_clo_init(void)
 {
    if (opt_fd < 0) {
@@ -376,6 +386,7 @@ static void mp_post_clo_init(void)
    head[1] = 1 << PAGE_SHIFT;
    head[2] = (ULong)opt_window;
    out_write(head, sizeof head);
+   VG_(atfork)(NULL, NULL, mp_child_after_fork);
 }
 
 static void mp_fini(Int exitcode)
