@@ -33,7 +33,7 @@ func valgrindPlatform() (string, []string, error) {
 	if runtime.GOOS != "linux" {
 		return "", nil, fmt.Errorf("mdk's valgrind tool is built on Linux only, not %s", runtime.GOOS)
 	}
-	arch := map[string]string{"amd64": "amd64", "arm64": "arm64", "386": "x86"}[runtime.GOARCH]
+	arch := map[string]string{"amd64": "amd64", "arm64": "arm64"}[runtime.GOARCH] // 64-bit hosts only
 	if arch == "" {
 		return "", nil, fmt.Errorf("mdk's valgrind tool is not built for %s", runtime.GOARCH)
 	}

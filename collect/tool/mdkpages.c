@@ -84,14 +84,26 @@ static UWord table_mask;     /* capacity - 1; capacity is a power of two */
 static UWord table_used;
 
 static ULong stamp = 1;      /* window index + 1 */
-static ULong in_window;      /* instructions in the current window */
 static ULong total_instrs;
 
 static ULong* win_pages;     /* the current window's pages, first touch order */
 static UWord win_used, win_cap;
 
-/* The last page each kind of access touched in this window. */
-static Addr last_ipage = ~(Addr)0, last_dpage = ~(Addr)0;
+/* A direct-mapped cache of pages known to be in the current window's set:
+   seen[p % SEEN] == p only if page p was touched in this window. The
+   instrumented code looks here first and calls a helper only on a miss;
+   skipping a page already in the set changes neither the set nor the
+   order of first touches. Emptied (all ones) when a window closes. */
+#define SEEN 256
+
+/* What the instrumented code reads and writes inline, in one block so that
+   the window-closing call can declare it rewrites all of it. */
+static struct {
+   ULong in_window;          /* instructions in the current window */
+   Addr  seen[SEEN];
+} hot;
+#define in_window hot.in_window
+#define seen hot.seen
 
 /* Set when the output cannot be written, or in a forked child: only the
    process mdk started writes (a child that has not exec'ed yet still runs
@@ -155,26 +167,21 @@ static void touch_page(Addr page)
    }
 }
 
-static inline void touch_range(Addr addr, UWord size, Addr* last)
+static void touch_range(Addr addr, UWord size)
 {
    Addr first = addr >> PAGE_SHIFT;
    Addr end = addr + size - 1;
    if (end < addr)
       end = ~(Addr)0;
-   Addr lastp = end >> PAGE_SHIFT;
-   if (first == lastp) {
-      if (first != *last) {
-         touch_page(first);
-         *last = first;
-      }
-      return;
-   }
+   Addr last = end >> PAGE_SHIFT;
    for (Addr p = first;; p++) {
-      touch_page(p);
-      if (p == lastp)
+      if (seen[p % SEEN] != p) {
+         touch_page(p);
+         seen[p % SEEN] = p;
+      }
+      if (p == last)
          break;
    }
-   *last = lastp;
 }
 
 /* ---- output ---- */
@@ -200,26 +207,27 @@ static void close_window(void)
    ULong head[2] = { win_used, in_window };
    out_write(head, sizeof head);
    out_write(win_pages, win_used * sizeof(ULong));
+   total_instrs += in_window;
    win_used = 0;
    in_window = 0;
    stamp++;
-   last_ipage = last_dpage = ~(Addr)0;
+   VG_(memset)(seen, 0xff, sizeof seen);
 }
 
 /* ---- helpers called by instrumented code ---- */
 
-static VG_REGPARM(2) void mp_instr(Addr addr, UWord len)
+/* The instrumentation counts instructions inline (in_window) and calls
+   these only when there is something to do: a window to close, or a page
+   the seen cache does not hold. */
+
+static void mp_close_window(void)
 {
-   if (UNLIKELY(in_window == (ULong)opt_window))
-      close_window();
-   in_window++;
-   total_instrs++;
-   touch_range(addr, len, &last_ipage);
+   close_window();
 }
 
-static VG_REGPARM(2) void mp_data(Addr addr, UWord size)
+static VG_REGPARM(2) void mp_access(Addr addr, UWord size)
 {
-   touch_range(addr, size, &last_dpage);
+   touch_range(addr, size);
 }
 
 /* ---- instrumentation ---- */
@@ -228,7 +236,8 @@ typedef enum { EvInstr, EvRead, EvWrite, EvModify } EvKind;
 
 typedef struct {
    EvKind  kind;
-   IRExpr* addr;
+   IRExpr* addr;  /* data accesses */
+   Addr    iaddr; /* instructions */
    Int     size;
    IRExpr* guard; /* NULL: always */
 } Ev;
@@ -238,20 +247,80 @@ typedef struct {
 static Ev queue[QUEUE_MAX];
 static Int queued;
 
+static IRExpr* tmp(IRSB* sb, IRType ty, IRExpr* e)
+{
+   IRTemp t = newIRTemp(sb->tyenv, ty);
+   addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+   return IRExpr_RdTmp(t);
+}
+
+static IRExpr* u64(ULong v)
+{
+   return IRExpr_Const(IRConst_U64(v));
+}
+
+static IRExpr* load64(IRSB* sb, void* p)
+{
+   return tmp(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)p)));
+}
+
+/* An access of size bytes at addr (an atom): call the helper unless the
+   access lies within one page that the seen cache holds. */
+static void emit_access(IRSB* sb, IRExpr* addr, Int size, IRExpr* guard)
+{
+   IRDirty* d = unsafeIRDirty_0_N(2, "mp_access", VG_(fnptr_to_fnentry)(mp_access),
+                                  mkIRExprVec_2(addr, mkIRExpr_HWord(size)));
+   if (guard != NULL) {
+      /* Guarded accesses (rare) always call. */
+      d->guard = guard;
+      addStmtToIRSB(sb, IRStmt_Dirty(d));
+      return;
+   }
+   IRExpr* shift = IRExpr_Const(IRConst_U8(PAGE_SHIFT));
+   IRExpr* page = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Shr64, addr, shift));
+   IRExpr* end = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Add64, addr, u64((ULong)(size - 1))));
+   IRExpr* endpage = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Shr64, end, shift));
+   IRExpr* index = tmp(sb, Ity_I64, IRExpr_Binop(Iop_And64, page, u64(SEEN - 1)));
+   IRExpr* offset = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, index, IRExpr_Const(IRConst_U8(3))));
+   IRExpr* slot = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Add64, mkIRExpr_HWord((HWord)seen), offset));
+   IRExpr* cached = tmp(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, slot));
+   IRExpr* x1 = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Xor64, page, cached));
+   IRExpr* x2 = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Xor64, page, endpage));
+   IRExpr* any = tmp(sb, Ity_I64, IRExpr_Binop(Iop_Or64, x1, x2));
+   d->guard = tmp(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, any, u64(0)));
+   addStmtToIRSB(sb, IRStmt_Dirty(d));
+}
+
+/* One instruction at the constant address iaddr: close the window if it is
+   full, count the instruction, touch its page(s). */
+static void emit_instr(IRSB* sb, Addr iaddr, Int len)
+{
+   IRExpr* count = load64(sb, &in_window);
+   IRExpr* full = tmp(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, count, u64((ULong)opt_window)));
+   IRDirty* d = unsafeIRDirty_0_N(0, "mp_close_window", VG_(fnptr_to_fnentry)(mp_close_window),
+                                  mkIRExprVec_0());
+   d->guard = full;
+   /* It rewrites the counter and the cache: say so, so that the loads
+      below come after it. */
+   d->mFx = Ifx_Modify;
+   d->mAddr = mkIRExpr_HWord((HWord)&hot);
+   d->mSize = sizeof hot;
+   addStmtToIRSB(sb, IRStmt_Dirty(d));
+   count = load64(sb, &in_window);
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&in_window),
+                                  tmp(sb, Ity_I64, IRExpr_Binop(Iop_Add64, count, u64(1)))));
+
+   emit_access(sb, mkIRExpr_HWord(iaddr), len, NULL);
+}
+
 static void flush_queue(IRSB* sb)
 {
    for (Int i = 0; i < queued; i++) {
       Ev* e = &queue[i];
-      IRDirty* d;
       if (e->kind == EvInstr)
-         d = unsafeIRDirty_0_N(2, "mp_instr", VG_(fnptr_to_fnentry)(mp_instr),
-                               mkIRExprVec_2(e->addr, mkIRExpr_HWord(e->size)));
+         emit_instr(sb, e->iaddr, e->size);
       else
-         d = unsafeIRDirty_0_N(2, "mp_data", VG_(fnptr_to_fnentry)(mp_data),
-                               mkIRExprVec_2(e->addr, mkIRExpr_HWord(e->size)));
-      if (e->guard)
-         d->guard = e->guard;
-      addStmtToIRSB(sb, IRStmt_Dirty(d));
+         emit_access(sb, e->addr, e->size, e->guard);
    }
    queued = 0;
 }
@@ -301,8 +370,8 @@ static IRSB* mp_instrument(VgCallbackClosure* closure, IRSB* in,
          continue;
       switch (st->tag) {
       case Ist_IMark:
-         enqueue(out, EvInstr, mkIRExpr_HWord((HWord)st->Ist.IMark.addr),
-                 st->Ist.IMark.len, NULL);
+         enqueue(out, EvInstr, NULL, st->Ist.IMark.len, NULL);
+         queue[queued - 1].iaddr = (Addr)st->Ist.IMark.addr;
          break;
       case Ist_WrTmp: {
          IRExpr* e = st->Ist.WrTmp.data;
@@ -374,9 +443,12 @@ static void mp_child_after_fork(ThreadId tid)
 
 static void mp_post_clo_init(void)
 {
+   if (sizeof(Addr) != 8)
+      VG_(tool_panic)("mdkpages: 64-bit hosts only");
    if (opt_fd < 0) {
       VG_(fmsg_bad_option)("--mdk-fd", "mdkpages needs --mdk-fd=FD, the descriptor to write to\n");
    }
+   VG_(memset)(seen, 0xff, sizeof seen);
    table_mask = (1 << 16) - 1;
    table = VG_(calloc)("mdkpages.table", table_mask + 1, sizeof(Slot));
    win_cap = 1 << 12;
