@@ -14,12 +14,18 @@ import (
 
 // benchSettings is the benchmark's policy set, as issue 4 asks: all five
 // policies, 50 settings each, pace 10x10. The one-parameter grids are the
-// default grids (48-49 settings with 30 s windows) with midpoints added in
-// their widest gaps until they have 50.
+// default grids (48-49 settings with 30 s windows) without their final
+// never-reclaiming setting (A, T or P = inf), with midpoints added in their
+// widest gaps until they have 50; pace is its default grid without the final
+// P=inf,A=inf. (The set is the one docs/bench.md measured before the grids
+// gained those settings.)
 func benchSettings(window trace.Header) []policy.Setting {
 	var ss []policy.Setting
 	for _, name := range []string{"age", "vmin", "opp", "paw"} {
 		grid := policy.DefaultGrid(name, window.Window)
+		if name != "opp" {
+			grid = grid[:len(grid)-1] // the inf setting
+		}
 		vals := make([]int64, len(grid))
 		for i, s := range grid {
 			switch p := s.(type) {
@@ -55,7 +61,8 @@ func benchSettings(window trace.Header) []policy.Setting {
 			}
 		}
 	}
-	return append(ss, policy.DefaultGrid("pace", window.Window)...)
+	pace := policy.DefaultGrid("pace", window.Window)
+	return append(ss, pace[:100]...)
 }
 
 // TestBenchSettings checks the benchmark's policy set: 50 distinct settings

@@ -19,10 +19,10 @@ import (
 // not full cartesian products, and duplicates.
 func edgeSettings() []policy.Setting {
 	var ss []policy.Setting
-	for _, a := range []int{0, 1, 2, 3, 5, 20, 1, 5000} {
+	for _, a := range []int{0, 1, 2, 3, 5, 20, 1, 5000, policy.Inf} {
 		ss = append(ss, policy.AGE{A: a})
 	}
-	for _, t := range []int{0, 1, 2, 5, 0, 9000} {
+	for _, t := range []int{0, 1, 2, 5, 0, 9000, policy.Inf} {
 		ss = append(ss, policy.VMIN{T: t})
 	}
 	for _, r := range []int64{0, 1, 10000, 100000, 250000, 333333, 500000, 1000000} {
@@ -32,7 +32,7 @@ func edgeSettings() []policy.Setting {
 		for _, w := range []int{0, 1, 2, 4500} {
 			ss = append(ss, policy.PAW{P: p, Wait: w})
 		}
-		for _, a := range []int{0, 1, 2, 6000} {
+		for _, a := range []int{0, 1, 2, 6000, policy.Inf} {
 			ss = append(ss, policy.PACE{P: p, A: a})
 		}
 	}

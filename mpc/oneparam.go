@@ -62,7 +62,7 @@ func newOneParam(ps []policy.Ordered) *oneParam {
 	if e.idle {
 		ints := make([]int, len(e.axis.vals))
 		for i, x := range e.axis.vals {
-			ints[i] = int(x)
+			ints[i] = countOf(x)
 		}
 		e.iaxis = newIntAxis(ints)
 	}
@@ -116,13 +116,24 @@ func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
 		saved[i] = sum[a]
 		shift := 0
 		if e.delay {
-			saved[i] -= int64(p.Param()) * cnt[a]
-			shift = int(p.Param())
+			// x = inf (age:A=inf) reclaims nothing: cnt[a] is 0.
+			x := countOf(p.Param())
+			saved[i] -= int64(x) * cnt[a]
+			shift = x
 		}
 		out[i] = column(proms, a)
 		perWin[i] = savedWindows(W, plus, minus, a, shift)
 	}
 	return saved, out, perWin
+}
+
+// countOf returns a whole-number parameter as an int: trace.Inf for inf
+// (float64(trace.Inf) and above, which an int cannot hold).
+func countOf(x float64) int {
+	if x >= float64(trace.Inf) {
+		return trace.Inf
+	}
+	return int(x)
 }
 
 // unpack returns the gap as a trace.Gap (without its page).

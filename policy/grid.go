@@ -24,19 +24,24 @@ import "time"
 // values. With 1 minute windows (M = 120) s = 8: 40 values. With windows of
 // 147 s or more (M = 49) every integer 0..49.
 //
-// The grids:
+// The grids. Each ends with a setting that meets any SLO (it never costs a
+// promotion), so that "no setting meets the SLO" means the SLO cannot be
+// met, not that the grid stops short:
 //
-//   - age: A over the ladder (about 50 settings).
-//   - vmin: T over the ladder.
+//   - age: A over the ladder, then inf (never reclaims).
+//   - vmin: T over the ladder, then inf (never reclaims).
 //   - opp: r over 49 fixed rates from 0 to 20%, whatever the window, dense
 //     at small rates: 0, 0.01%, 0.02%, 0.05%, 0.1%, 0.15%, 0.2%, 0.25%,
 //     0.3%, 0.4%, then 0.5% to 2% by 0.1%, 2.25% to 3% by 0.25%, 3.5% to 5%
 //     by 0.5%, 6% to 20% by 1% (see oppRates). It includes 0.5%, 1%, 2%
-//     and 5%.
-//   - paw: P over the ladder, wait = [DefaultWait] (about 50 settings).
+//     and 5%. r = 0 reclaims only open gaps, which cost no promotion.
+//   - paw: P over the ladder, wait = [DefaultWait], then P = inf (never
+//     reclaims).
 //   - pace: 10 x 10: P over 9 values picked evenly (by position) from the
 //     ladder, then inf; A over 10 values picked evenly from the ladder. P is
-//     the outer loop.
+//     the outer loop. Then P = inf, A = inf (never reclaims): 101 settings.
+//   - lopp: theta from 0 to 1 by 0.02. theta = 1 reclaims only touches the
+//     model scores exactly 1 (a margin above about 37), in practice none.
 
 // DefaultPolicies are the policies run when no spec is given (mdk mpc, mdk
 // tune, mdk report, a fleet), each over its default grid. lopp is not among
@@ -129,7 +134,7 @@ func ageGrid(window time.Duration) []Setting {
 	for _, a := range countLadder(window) {
 		out = append(out, AGE{A: a})
 	}
-	return out
+	return append(out, AGE{A: Inf})
 }
 
 func vminGrid(window time.Duration) []Setting {
@@ -137,7 +142,7 @@ func vminGrid(window time.Duration) []Setting {
 	for _, t := range countLadder(window) {
 		out = append(out, VMIN{T: t})
 	}
-	return out
+	return append(out, VMIN{T: Inf})
 }
 
 func oppGrid(time.Duration) []Setting {
@@ -154,7 +159,7 @@ func pawGrid(window time.Duration) []Setting {
 	for _, p := range countLadder(window) {
 		out = append(out, PAW{P: p, Wait: wait})
 	}
-	return out
+	return append(out, PAW{P: Inf, Wait: wait})
 }
 
 func paceGrid(window time.Duration) []Setting {
@@ -167,7 +172,7 @@ func paceGrid(window time.Duration) []Setting {
 			out = append(out, PACE{P: p, A: a})
 		}
 	}
-	return out
+	return append(out, PACE{P: Inf, A: Inf})
 }
 
 // loppGrid sweeps theta from 0 to 1 in steps of 0.02 (51 settings); the

@@ -75,13 +75,13 @@ type Def struct {
 var defs = []*Def{
 	{
 		Name: "age",
-		Keys: []Key{{Name: "A", Kind: Count}},
+		Keys: []Key{{Name: "A", Kind: Count, Inf: true}},
 		New:  func(v []Value) Setting { return AGE{A: v[0].Windows} },
 		Grid: ageGrid,
 	},
 	{
 		Name: "vmin",
-		Keys: []Key{{Name: "T", Kind: Count}},
+		Keys: []Key{{Name: "T", Kind: Count, Inf: true}},
 		New:  func(v []Value) Setting { return VMIN{T: v[0].Windows} },
 		Grid: vminGrid,
 	},
@@ -102,7 +102,7 @@ var defs = []*Def{
 	},
 	{
 		Name: "pace",
-		Keys: []Key{{Name: "P", Kind: Count, Inf: true}, {Name: "A", Kind: Count}},
+		Keys: []Key{{Name: "P", Kind: Count, Inf: true}, {Name: "A", Kind: Count, Inf: true}},
 		New:  func(v []Value) Setting { return PACE{P: v[0].Windows, A: v[1].Windows} },
 		Grid: paceGrid,
 	},

@@ -69,6 +69,10 @@ func TestParse(t *testing.T) {
 		{"paw:P=1|inf,wait=1m", w30, []Setting{PAW{1, 2}, PAW{Inf, 2}}},
 		{"pace:P=3,A=2", w30, []Setting{PACE{3, 2}}},
 		{"pace:P=inf,A=2", w30, []Setting{PACE{Inf, 2}}},
+		// inf never reclaims: the last setting of the default grids.
+		{"age:A=inf", w30, []Setting{AGE{Inf}}},
+		{"vmin:T=3|inf", w30, []Setting{VMIN{3}, VMIN{Inf}}},
+		{"pace:P=inf,A=inf", w30, []Setting{PACE{Inf, Inf}}},
 		// Grid order: table key order (P, then A), first key outermost,
 		// whatever order the keys are written in.
 		{"pace:P=2|4,A=10|20", w30, []Setting{PACE{2, 10}, PACE{2, 20}, PACE{4, 10}, PACE{4, 20}}},
@@ -140,13 +144,11 @@ func TestParseErrors(t *testing.T) {
 		{"age:A=-1m", w30, "age:A=-1m: A must be >= 0, got -1m"},
 		{"age:A=2147483648", w30, "age:A=2147483648: A must be at most 2147483647 windows, got 2147483648"},
 		{"age:A=99999999999999999999", w30, "age:A=99999999999999999999: A must be at most 2147483647 windows, got 99999999999999999999"},
-		{"age:A=2000000000m", time.Minute, "age:A=2000000000m: bad value \"2000000000m\" for A: want a number of windows or a duration such as 90s or 10m"},
+		{"age:A=2000000000m", time.Minute, "age:A=2000000000m: bad value \"2000000000m\" for A: want a number of windows or a duration such as 90s or 10m, or inf"},
 		{"age:A=2147483648s", time.Second, "age:A=2147483648s: A must be at most 2147483647 windows, got 2147483648s (2147483648 windows)"},
-		{"age:A=inf", w30, "age:A=inf: A cannot be inf"},
-		{"vmin:T=inf", w30, "vmin:T=inf: T cannot be inf"},
 		{"paw:P=1,wait=inf", w30, "paw:wait=inf: wait cannot be inf"},
-		{"age:A=abc", w30, `age:A=abc: bad value "abc" for A: want a number of windows or a duration such as 90s or 10m`},
-		{"age:A=1.5", w30, `age:A=1.5: bad value "1.5" for A: want a number of windows or a duration such as 90s or 10m`},
+		{"age:A=abc", w30, `age:A=abc: bad value "abc" for A: want a number of windows or a duration such as 90s or 10m, or inf`},
+		{"age:A=1.5", w30, `age:A=1.5: bad value "1.5" for A: want a number of windows or a duration such as 90s or 10m, or inf`},
 		{"paw:P=x", w30, `paw:P=x: bad value "x" for P: want a number of windows or a duration such as 90s or 10m, or inf`},
 		{"age:A=", w30, "age:A=: empty value for A"},
 		{"age:A=1||2", w30, `age:A=1||2: empty element in list "1||2"`},
@@ -155,8 +157,8 @@ func TestParseErrors(t *testing.T) {
 		{"age:A=1..5/0", w30, `age:A=1..5/0: bad range "1..5/0": step must be positive`},
 		{"age:A=1..5/0s", w30, `age:A=1..5/0s: bad range "1..5/0s": step must be positive`},
 		{"age:A=1..inf", w30, `age:A=1..inf: bad range "1..inf": inf cannot be a range bound`},
-		{"age:A=..5", w30, `age:A=..5: bad range "..5": bad value "" for A: want a number of windows or a duration such as 90s or 10m`},
-		{"age:A=1..2..3", w30, `age:A=1..2..3: bad range "1..2..3": bad value "2..3" for A: want a number of windows or a duration such as 90s or 10m`},
+		{"age:A=..5", w30, `age:A=..5: bad range "..5": bad value "" for A: want a number of windows or a duration such as 90s or 10m, or inf`},
+		{"age:A=1..2..3", w30, `age:A=1..2..3: bad range "1..2..3": bad value "2..3" for A: want a number of windows or a duration such as 90s or 10m, or inf`},
 		{"age:A=1m..2m/45s", w30, `age:A=1m..2m/45s: bad range "1m..2m/45s": 45s is not a whole number of 30s windows`},
 		{"age:A=0..1000000", w30, `age:A=0..1000000: bad range "0..1000000": 1000001 values, more than the grid limit of 100000`},
 		{"age:A=0..100000", w30, "age:A=0..100000: grid too large: 100001 settings (limit 100000)"},
@@ -436,8 +438,20 @@ func TestDefaultGrids(t *testing.T) {
 		ladder := countLadder(w)
 		for _, name := range []string{"age", "vmin", "paw"} {
 			g := DefaultGrid(name, w)
-			if len(g) != len(ladder) {
-				t.Errorf("%s grid at %v has %d settings, ladder %d", name, w, len(g), len(ladder))
+			if len(g) != len(ladder)+1 {
+				t.Errorf("%s grid at %v has %d settings, want the ladder's %d and inf", name, w, len(g), len(ladder))
+			}
+			var never Setting
+			switch name {
+			case "age":
+				never = AGE{Inf}
+			case "vmin":
+				never = VMIN{Inf}
+			case "paw":
+				never = PAW{Inf, DefaultWait(w)}
+			}
+			if g[len(g)-1] != never {
+				t.Errorf("%s grid at %v ends with %v, want %v (never reclaims)", name, w, g[len(g)-1], never)
 			}
 		}
 		for _, s := range DefaultGrid("paw", w) {
@@ -446,9 +460,10 @@ func TestDefaultGrids(t *testing.T) {
 			}
 		}
 		pace := DefaultGrid("pace", w)
-		if len(pace) != 100 {
-			t.Fatalf("pace grid at %v has %d settings, want 100", w, len(pace))
+		if len(pace) != 101 || pace[100] != (PACE{Inf, Inf}) {
+			t.Fatalf("pace grid at %v has %d settings, want 100 and P=inf,A=inf last", w, len(pace))
 		}
+		pace = pace[:100]
 		ps, as := map[int]bool{}, map[int]bool{}
 		for i, s := range pace {
 			p := s.(PACE)

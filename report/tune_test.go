@@ -18,9 +18,11 @@ import (
 )
 
 // testTuneData returns testReport's data with Tune set: tune.Run on the
-// same trace with the same policies (the default grids), max_pr<=2% and the
-// default half/half window split. On this trace age, vmin and pace break the
-// SLO on the second half, paw has no setting meeting it and opp meets it.
+// same trace with the same policies (the default grids), except a paw grid
+// that stops short of P=inf, max_pr<=2% and the default half/half window split.
+// On this trace age, vmin and pace break the SLO on the second half, the
+// short paw grid has no setting meeting it and opp meets it. (Every default
+// grid ends with a setting that meets any SLO.)
 func testTuneData(t testing.TB) *Data {
 	t.Helper()
 	slo, err := tune.ParseSLO("max_pr<=2%")
@@ -28,7 +30,8 @@ func testTuneData(t testing.TB) *Data {
 		t.Fatal(err)
 	}
 	rep, err := tune.Run(context.Background(), tune.Config{SLO: slo,
-		Traces: []tune.Input{{Name: "gen-test.mdkt", Reader: gen.NewReader(testConfig())}}})
+		Policies: []string{"age", "vmin", "opp", "paw:P=0..16", "pace"},
+		Traces:   []tune.Input{{Name: "gen-test.mdkt", Reader: gen.NewReader(testConfig())}}})
 	if err != nil {
 		t.Fatal(err)
 	}

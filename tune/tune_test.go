@@ -363,7 +363,7 @@ func TestRunErrors(t *testing.T) {
 		{"no eval", Config{SLO: slo, Train: in("b", tr)}, "tune: a trace split needs at least one train trace and one eval trace"},
 		{"ranges with traces", Config{SLO: slo, Train: in("b", tr), Eval: in("c", tr), TrainWindows: r(0, 1)}, "tune: train or eval windows apply to a window split, not to train and eval traces"},
 		{"bad stat", Config{SLO: SLO{Stat: "max"}, Traces: in("a", tr)}, `tune: unknown statistic "max" (known: max_pr, p99_pr, p98_pr, mean_pr)`},
-		{"bad spec", Config{SLO: slo, Traces: in("a", tr), Policies: []string{"age:A=x"}}, `age:A=x: bad value "x" for A: want a number of windows or a duration such as 90s or 10m`},
+		{"bad spec", Config{SLO: slo, Traces: in("a", tr), Policies: []string{"age:A=x"}}, `age:A=x: bad value "x" for A: want a number of windows or a duration such as 90s or 10m, or inf`},
 		{"windows differ", Config{SLO: slo, Train: in("a", tr), Eval: in("b", other.Trace())}, "tune: b has 10s windows but a has 30s: tuning needs runs with one window length"},
 		{"one window", Config{SLO: slo, Traces: in("one", one.Trace())}, "tune: one has 1 window(s): need at least 2 to split into train and eval halves"},
 		{"train past end", Config{SLO: slo, Traces: in("a", tr), TrainWindows: r(0, 6)}, "tune: train windows 0..6 go past the end of a, which has 6 windows (0..5)"},

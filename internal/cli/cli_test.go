@@ -148,7 +148,7 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows := strings.Count(string(b), "\n"); rows != 294 {
-		t.Errorf("curves.csv has %d lines, want 293 settings + header", rows)
+	if rows := strings.Count(string(b), "\n"); rows != 298 {
+		t.Errorf("curves.csv has %d lines, want 297 settings + header", rows)
 	}
 }
