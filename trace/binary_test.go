@@ -393,10 +393,10 @@ func TestBinaryWriterErrors(t *testing.T) {
 		msg  string
 	}{
 		{"index", trace.DefaultHeader(), []trace.Window{{Index: 1}}, "got window index 1, want 0"},
-		{"unannounced", trace.DefaultHeader(), []trace.Window{{New: []trace.Page{p(1)}, Accessed: []uint32{0, 1}}}, "page ID 1 not announced"},
-		{"twice", trace.DefaultHeader(), []trace.Window{{New: []trace.Page{p(1), p(2)}, Born: []uint32{1, 0, 1}}}, "b list: page 2 listed twice"},
+		{"unannounced", trace.DefaultHeader(), []trace.Window{{New: []trace.Page{p(1)}, Accessed: []uint32{0, 1}}}, "a list has page ID 1, but only 1 pages were announced"},
+		{"twice", trace.DefaultHeader(), []trace.Window{{New: []trace.Page{p(1), p(2)}, Born: []uint32{1, 0, 1}}}, "b list has page 2 twice"},
 		{"new twice", trace.DefaultHeader(), []trace.Window{{New: []trace.Page{p(2), p(1), p(2)}}}, "page 2 announced twice"},
-		{"too many", trace.Header{PageSize: 1, Window: time.Second, Windows: 1}, []trace.Window{{Index: 0}, {Index: 1}}, "declares only 1 windows"},
+		{"too many", trace.Header{PageSize: 1, Window: time.Second, Windows: 1}, []trace.Window{{Index: 0}, {Index: 1}}, "beyond the 1 windows of the header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := trace.NewBinaryWriter(io.Discard, tc.h)
@@ -417,7 +417,7 @@ func TestBinaryWriterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "closed after 0 windows, but the header declares 2") {
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "closed after 0 windows, but the header says 2") {
 		t.Fatalf("Close: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
 )
 
@@ -18,9 +19,8 @@ import (
 // generator produces canonical windows), and then costs nothing.
 type binaryWriter struct {
 	w       io.Writer
+	check   writeCheck // next window, pages announced so far
 	h       Header
-	next    int      // index of the next window
-	pages   int      // pages announced so far
 	remap   []uint32 // input ID -> file ID, nil while the identity
 	order   []int    // scratch: new pages in canonical order
 	rank    []uint32 // scratch: canonical rank of each new page
@@ -42,17 +42,14 @@ func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
 	if _, _, err := zstdCoders(); err != nil {
 		return nil, fmt.Errorf("trace: binary writer: %w", err)
 	}
-	switch {
-	case h.PageSize < 1:
-		return nil, fmt.Errorf("trace: binary writer: page size %d is not positive", h.PageSize)
-	case h.Window <= 0:
-		return nil, fmt.Errorf("trace: binary writer: window length %v is not positive", h.Window)
-	case h.Windows < 0 || uint64(h.Windows) > maxWindows:
-		return nil, fmt.Errorf("trace: binary writer: window count %d out of range 0..%d", h.Windows, uint64(maxWindows))
-	case len(h.Source) > maxHeaderBytes-64:
+	check, err := checkHeader("binary", h, math.MaxInt, maxWindows, maxPages)
+	if err != nil {
+		return nil, err
+	}
+	if len(h.Source) > maxHeaderBytes-64 {
 		return nil, fmt.Errorf("trace: binary writer: source description of %d bytes is too long (max %d)", len(h.Source), maxHeaderBytes-64)
 	}
-	bw := &binaryWriter{w: w, h: h}
+	bw := &binaryWriter{w: w, h: h, check: check}
 	fields := binary.AppendUvarint(nil, uint64(h.PageSize))
 	fields = binary.AppendUvarint(fields, uint64(h.Window))
 	fields = binary.AppendUvarint(fields, uint64(h.Windows))
@@ -70,9 +67,10 @@ func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
 	return bw, nil
 }
 
-func (bw *binaryWriter) fail(format string, args ...any) error {
-	bw.err = fmt.Errorf("trace: binary writer: window %d: %s", bw.next, fmt.Sprintf(format, args...))
-	return bw.err
+// fail makes err the writer's sticky error.
+func (bw *binaryWriter) fail(err error) error {
+	bw.err = err
+	return err
 }
 
 func pageLess(a, b Page) bool { return a.Space < b.Space || a.Space == b.Space && a.Page < b.Page }
@@ -96,21 +94,12 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 		return bw.err
 	}
 	if bw.closed {
-		return bw.fail("write after Close")
+		return bw.fail(bw.check.errorf("write after Close"))
 	}
-	if win.Index != bw.next {
-		return bw.fail("got window index %d, want %d", win.Index, bw.next)
+	if err := bw.check.start(win); err != nil {
+		return bw.fail(err)
 	}
-	if bw.h.Windows > 0 && bw.next >= bw.h.Windows {
-		return bw.fail("the header declares only %d windows", bw.h.Windows)
-	}
-	if uint64(bw.next) >= maxWindows {
-		return bw.fail("too many windows (max %d)", uint64(maxWindows))
-	}
-	base, n := bw.pages, len(win.New)
-	if uint64(base)+uint64(n) > maxPages {
-		return bw.fail("too many pages (max %d)", uint64(maxPages))
-	}
+	base, n := bw.check.pages, len(win.New)
 	total := uint64(base + n)
 
 	// Step 1.
@@ -129,7 +118,7 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 		slices.SortStableFunc(bw.order, func(a, b int) int { return comparePages(win.New[a], win.New[b]) })
 		for k := 1; k < n; k++ {
 			if win.New[bw.order[k-1]] == win.New[bw.order[k]] {
-				return bw.fail("page %v announced twice as new", win.New[bw.order[k]])
+				return bw.fail(bw.check.announcedTwice(win.New[bw.order[k]]))
 			}
 		}
 		if bw.remap == nil {
@@ -172,7 +161,7 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 			bw.scratch = bw.scratch[:0]
 			for _, id := range ids {
 				if uint64(id) >= total {
-					return bw.fail("%s list: page ID %d not announced (%d pages so far)", l.kind, id, total)
+					return bw.fail(bw.check.unannounced(l.kind, id, n))
 				}
 				if bw.remap != nil {
 					id = bw.remap[id]
@@ -187,10 +176,10 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 		for _, id := range ids {
 			v := uint64(id)
 			if v < next {
-				return bw.fail("%s list: page %v listed twice", l.kind, bw.pageOf(win, id))
+				return bw.fail(bw.check.listedTwice(l.kind, bw.pageOf(win, id)))
 			}
 			if v >= total {
-				return bw.fail("%s list: page ID %d not announced (%d pages so far)", l.kind, id, total)
+				return bw.fail(bw.check.unannounced(l.kind, id, n))
 			}
 			raw = binary.AppendUvarint(raw, v-next)
 			next = v + 1
@@ -198,7 +187,7 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 	}
 	bw.raw = raw
 	if len(raw) > maxBlockBytes {
-		return bw.fail("payload of %d bytes exceeds the format's limit of %d", len(raw), maxBlockBytes)
+		return bw.fail(bw.check.errorf("payload of %d bytes exceeds the format's limit of %d", len(raw), maxBlockBytes))
 	}
 
 	// Step 3.
@@ -207,27 +196,26 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 	block = enc.EncodeAll(raw, block)
 	c := len(block) - blockHeaderSize
 	if c > maxBlockBytes {
-		return bw.fail("compressed payload of %d bytes exceeds the format's limit of %d", c, maxBlockBytes)
+		return bw.fail(bw.check.errorf("compressed payload of %d bytes exceeds the format's limit of %d", c, maxBlockBytes))
 	}
 	block[0] = tagWindow
-	binary.LittleEndian.PutUint32(block[1:], uint32(bw.next))
+	binary.LittleEndian.PutUint32(block[1:], uint32(bw.check.next))
 	binary.LittleEndian.PutUint32(block[5:], uint32(len(raw)))
 	binary.LittleEndian.PutUint32(block[9:], uint32(c))
 	crc := crc32.Update(crc32.Checksum(block[:13], castagnoli), castagnoli, block[blockHeaderSize:])
 	binary.LittleEndian.PutUint32(block[13:], crc)
 	bw.block = block
 	if _, err := bw.w.Write(block); err != nil {
-		bw.err = fmt.Errorf("trace: write window %d: %w", bw.next, err)
+		bw.err = fmt.Errorf("trace: write window %d: %w", bw.check.next, err)
 		return bw.err
 	}
-	bw.pages += n
-	bw.next++
+	bw.check.done(n)
 	return nil
 }
 
 // pageOf names a file ID for an error message, as well as it can.
 func (bw *binaryWriter) pageOf(win *Window, fileID uint32) string {
-	if i := int(fileID) - bw.pages; i >= 0 && i < len(bw.order) {
+	if i := int(fileID) - bw.check.pages; i >= 0 && i < len(bw.order) {
 		return win.New[bw.order[i]].String()
 	}
 	return fmt.Sprintf("ID %d", fileID)
@@ -241,13 +229,12 @@ func (bw *binaryWriter) Close() error {
 	if bw.closed {
 		return nil
 	}
-	if bw.h.Windows > 0 && bw.next != bw.h.Windows {
-		bw.err = fmt.Errorf("trace: binary writer: closed after %d windows, but the header declares %d", bw.next, bw.h.Windows)
-		return bw.err
+	if err := bw.check.closing(); err != nil {
+		return bw.fail(err)
 	}
 	var end [endBlockSize]byte
 	end[0] = tagEnd
-	binary.LittleEndian.PutUint32(end[1:], uint32(bw.next))
+	binary.LittleEndian.PutUint32(end[1:], uint32(bw.check.next))
 	binary.LittleEndian.PutUint32(end[5:], crc32.Checksum(end[:5], castagnoli))
 	if _, err := bw.w.Write(end[:]); err != nil {
 		bw.err = fmt.Errorf("trace: write end block: %w", err)
