@@ -8,6 +8,7 @@ import (
 
 	"mdk/policy"
 	"mdk/result"
+	"mdk/tier"
 	"mdk/tune"
 )
 
@@ -26,6 +27,9 @@ type Config struct {
 	// parameters count windows, so every job must have this window length;
 	// a job with another one fails with an error saying so.
 	Window time.Duration `json:"window"`
+	// Tier, if set, is the far tier whose figures turn savings and
+	// promotions into net saved bytes and slowdown (docs/tiers.md).
+	Tier *tier.Tier `json:"tier,omitempty"`
 }
 
 // Plan is a compiled [Config]: the settings every job runs, in order.

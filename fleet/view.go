@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"slices"
 
+	"mdk/tier"
 	"mdk/trace"
 )
 
@@ -20,6 +21,9 @@ type Fleet struct {
 	FootprintBytes   int64 `json:"footprint_bytes"`
 	AlivePageWindows int64 `json:"alive_page_windows"`
 	AccessRecords    int64 `json:"access_records"`
+
+	// Tier is the plan's tier, if any (its figures and their source).
+	Tier *tier.Tier `json:"tier,omitempty"`
 
 	Settings []SettingRow `json:"settings"`
 	Policies []PolicyRow  `json:"policies"` // with an SLO only
@@ -54,6 +58,8 @@ type SettingRow struct {
 	// windows (with an SLO).
 	Train *Numbers `json:"train,omitempty"`
 	Eval  *Numbers `json:"eval,omitempty"`
+	// Tier is the setting on the plan's tier, whole traces (with a tier).
+	Tier *TierNumbers `json:"tier,omitempty"`
 }
 
 // PolicyRow compares, on the evaluation windows, three ways to run one
@@ -76,6 +82,8 @@ type PolicyRow struct {
 	OPP            Numbers `json:"opp"`
 	HeadroomTuned  float64 `json:"headroom_tuned"`  // OPP.Savings - Tuned.Savings
 	HeadroomSingle float64 `json:"headroom_single"` // OPP.Savings - Single.Savings
+	// Tier is the three strategies' net saved bytes (with a tier).
+	Tier *PolicyTier `json:"tier,omitempty"`
 }
 
 func ratio(a *big.Rat, b *big.Rat) float64 {
@@ -109,7 +117,7 @@ func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
 		}
 		byKey[a.Key] = a
 	}
-	f := &Fleet{SLO: p.Config.SLO, Window: trace.FormatDuration(p.Config.Window), Jobs: len(jobs)}
+	f := &Fleet{SLO: p.Config.SLO, Window: trace.FormatDuration(p.Config.Window), Jobs: len(jobs), Tier: p.Config.Tier}
 	f.JobResults = slices.Clone(jobs)
 	slices.SortStableFunc(f.JobResults, func(a, b JobResult) int {
 		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Error, b.Error))
@@ -132,6 +140,9 @@ func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
 			t, e := numbers(a.Jobs, a.FootprintBytes, a.Train), numbers(a.Jobs, a.FootprintBytes, a.Eval)
 			row.Train, row.Eval = &t, &e
 		}
+		if f.Tier != nil {
+			row.Tier = f.tierSetting(f.Tier, p.Config.Window, i, a.Whole.SavedBytes, a.FootprintBytes)
+		}
 		f.Settings = append(f.Settings, row)
 	}
 	if p.SLO == nil {
@@ -139,6 +150,10 @@ func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
 	}
 	o := byKey[OPPKey]
 	opp := numbers(o.Jobs, o.FootprintBytes, o.Eval)
+	var k *big.Rat
+	if f.Tier != nil {
+		k = keep(f.Tier)
+	}
 	for pi, name := range p.Names {
 		t := byKey[TunedKey(pi)]
 		row := PolicyRow{Policy: name, Tuned: numbers(t.Jobs, t.FootprintBytes, t.Eval), TunedFound: t.Found, OPP: opp}
@@ -161,11 +176,17 @@ func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
 				best = k
 			}
 		}
+		var singleSaved *big.Rat
 		if best >= 0 {
 			a := byKey[SettingKey(best)]
 			row.SingleParams = p.Settings[best].Params()
 			row.SingleTrainBreaking = a.Train.Breaking
 			row.Single = numbers(a.Jobs, a.FootprintBytes, a.Eval)
+			singleSaved = a.Eval.SavedBytes
+		}
+		if k != nil {
+			row.Tier = &PolicyTier{TunedNetAvgSavedBytes: net(t.Eval.SavedBytes, k),
+				SingleNetAvgSavedBytes: net(singleSaved, k), OPPNetAvgSavedBytes: net(o.Eval.SavedBytes, k)}
 		}
 		row.HeadroomTuned = opp.Savings - row.Tuned.Savings
 		row.HeadroomSingle = opp.Savings - row.Single.Savings

@@ -86,13 +86,26 @@ func (n *Numbers) cols(withBreaking bool) []string {
 var SettingsHeader = append(append(append([]string{"policy", "params", "footprint_bytes", "saved_page_windows"},
 	numCols("")...), numCols("train_")...), numCols("eval_")...)
 
+// TierSettingsColumns follow SettingsHeader in settings.csv with a tier.
+var TierSettingsColumns = []string{"net_avg_saved_bytes", "tier_bytes", "net_savings", "stall_seconds_per_second", "mean_slowdown", "max_job_slowdown", "max_job"}
+
+// TierPoliciesColumns follow PoliciesHeader in policies.csv with a tier.
+var TierPoliciesColumns = []string{"tuned_net_avg_saved_bytes", "single_net_avg_saved_bytes", "opp_net_avg_saved_bytes"}
+
 func (f *Fleet) writeSettings(b *bytes.Buffer) {
-	rows := [][]string{SettingsHeader}
+	header := SettingsHeader
+	if f.Tier != nil {
+		header = append(header[:len(header):len(header)], TierSettingsColumns...)
+	}
+	rows := [][]string{header}
 	for _, s := range f.Settings {
 		row := []string{s.Policy, s.Params, fi(f.FootprintBytes), fi(s.SavedPageWindows)}
 		row = append(row, s.Numbers.cols(f.SLO != "")...)
 		row = append(row, s.Train.cols(true)...)
 		row = append(row, s.Eval.cols(true)...)
+		if t := s.Tier; t != nil {
+			row = append(row, ff(t.NetAvgSavedBytes), ff(t.TierBytes), ff(t.NetSavings), ff(t.StallSecondsPerSecond), ff(t.MeanSlowdown), ff(t.MaxJobSlowdown), t.MaxJob)
+		}
 		rows = append(rows, row)
 	}
 	writeCSV(b, rows)
@@ -104,7 +117,11 @@ var PoliciesHeader = append(append(append(append([]string{"policy", "slo", "foot
 	numCols("opp_")...), "headroom_tuned", "headroom_single")
 
 func (f *Fleet) writePolicies(b *bytes.Buffer) {
-	rows := [][]string{PoliciesHeader}
+	header := PoliciesHeader
+	if f.Tier != nil {
+		header = append(header[:len(header):len(header)], TierPoliciesColumns...)
+	}
+	rows := [][]string{header}
 	for _, p := range f.Policies {
 		row := []string{p.Policy, f.SLO, fi(f.FootprintBytes), fi(p.TunedFound)}
 		row = append(row, p.Tuned.cols(true)...)
@@ -112,6 +129,9 @@ func (f *Fleet) writePolicies(b *bytes.Buffer) {
 		row = append(row, p.Single.cols(true)...)
 		row = append(row, p.OPP.cols(true)...)
 		row = append(row, ff(p.HeadroomTuned), ff(p.HeadroomSingle))
+		if t := p.Tier; t != nil {
+			row = append(row, ff(t.TunedNetAvgSavedBytes), ff(t.SingleNetAvgSavedBytes), ff(t.OPPNetAvgSavedBytes))
+		}
 		rows = append(rows, row)
 	}
 	writeCSV(b, rows)
@@ -201,6 +221,7 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		if best >= 0 {
 			s := f.Settings[best]
 			fmt.Fprintf(&b, "most savings: %s:%s frees %s on average (%.2f%% of the footprint)\n", s.Policy, s.Params, bytesStr(s.AvgSavedBytes), 100*s.Savings)
+			f.writeTierLine(&b, s)
 		}
 		_, err := w.Write(b.Bytes())
 		return err
@@ -215,9 +236,28 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %-6s %-26s %-36s %6.2f%%\n", p.Policy, tuned, single, 100*p.OPP.Savings)
 	}
+	if f.Tier != nil {
+		fmt.Fprintf(&b, "net of the %s tier's own memory, the same (GiB freed):\n", f.Tier.Name)
+		for _, p := range f.Policies {
+			fmt.Fprintf(&b, "  %-6s %-26s %-36s %s\n", p.Policy, gib(p.Tier.TunedNetAvgSavedBytes), gib(p.Tier.SingleNetAvgSavedBytes), gib(p.Tier.OPPNetAvgSavedBytes))
+		}
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// writeTierLine prints setting s's net GiB freed and slowdown on the tier.
+func (f *Fleet) writeTierLine(b *bytes.Buffer, s SettingRow) {
+	if s.Tier == nil {
+		return
+	}
+	fmt.Fprintf(b, "on the %s tier: %s frees %s net (%s kept by the tier); mean job slowdown %s, worst job %s (%s)\n",
+		f.Tier.Name, s.Policy+":"+s.Params, gib(s.Tier.NetAvgSavedBytes), gib(s.Tier.TierBytes),
+		pct(s.Tier.MeanSlowdown), pct(s.Tier.MaxJobSlowdown), s.Tier.MaxJob)
+}
+
+func gib(x float64) string { return strconv.FormatFloat(x/(1<<30), 'f', 3, 64) + " GiB" }
+func pct(x float64) string { return strconv.FormatFloat(100*x, 'g', 4, 64) + "%" }
 
 func bytesStr(x float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}

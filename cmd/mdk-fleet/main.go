@@ -22,6 +22,7 @@ import (
 
 	"mdk/fleet"
 	fleetbeam "mdk/fleet/beam"
+	"mdk/tier"
 )
 
 type specs []string
@@ -35,6 +36,7 @@ func main() {
 	slo := flag.String("slo", "", "service-level objective `STAT<=RATE`, such as 'max_pr<=2%'")
 	out := flag.String("out", "", "output `DIR` or URL (required)")
 	window := flag.String("window", "", "window `length` of every trace (default: the first trace's)")
+	tierName := flag.String("tier", "", "far tier `NAME|FILE` (cxl, ssd, zram, zswap or a tier file from mdk calibrate): net bytes freed and slowdown (docs/tiers.md)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: mdk-fleet [flags] (TRACE-LIST | GLOB | TRACE)...\n\nThe fleet view of docs/fleet.md, on Apache Beam (default runner: prism, in this process).\n\n")
 		flag.PrintDefaults()
@@ -54,6 +56,12 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := fleet.Config{Policies: policies, SLO: *slo}
+	if *tierName != "" {
+		if cfg.Tier, err = tier.Load(*tierName); err != nil {
+			fmt.Fprintf(os.Stderr, "mdk-fleet: --tier: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	if *window != "" {
 		if cfg.Window, err = time.ParseDuration(*window); err != nil || cfg.Window <= 0 {
 			fmt.Fprintf(os.Stderr, "mdk-fleet: --window %q: want a positive duration such as 30s\n", *window)

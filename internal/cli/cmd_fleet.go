@@ -20,6 +20,7 @@ type fleetOptions struct {
 	local    bool
 	workers  int
 	window   string
+	tier     string
 }
 
 func newFleetCmd(e *env) *cobra.Command {
@@ -41,6 +42,11 @@ trace per job, one pass each) and writes the fleet view to DIR:
                 statistic, whether it breaks; a failed job with its error
   jobs.json     the same with every tuning detail
   curves.csv    every job's curve: the job, then mdk mpc's columns
+
+With --tier (a built-in tier or a tier file from mdk calibrate), settings.csv
+and policies.csv gain the net saved bytes (what the fleet frees after the
+tier's own memory), and settings.csv the jobs' stall seconds per second and
+slowdown; the summary prints the fleet's net GiB freed (docs/tiers.md).
 
 Arguments are traces, globs ('traces/*.mdkt', quoted) or job lists (one trace
 path per line, # comments). Tuning follows mdk tune's rules: the first half
@@ -70,6 +76,7 @@ has the definitions and the commands.`,
 	fl.BoolVar(&o.local, "local", true, "run on this machine with goroutines (the only mode of mdk; mdk-fleet runs on Beam)")
 	fl.IntVar(&o.workers, "workers", 0, "jobs run at once (`N`; 0: one per CPU)")
 	fl.StringVar(&o.window, "window", "", "window `length` of every trace (default: the first trace's)")
+	fl.StringVar(&o.tier, "tier", "", tierUsage+"; the fleet's net GiB freed")
 	return cmd
 }
 
@@ -88,6 +95,9 @@ func runFleet(e *env, o fleetOptions, args []string) error {
 		return usageError{err}
 	}
 	cfg := fleet.Config{Policies: o.policies, SLO: o.slo}
+	if cfg.Tier, err = loadTier(o.tier); err != nil {
+		return err
+	}
 	if o.window != "" {
 		if cfg.Window, err = time.ParseDuration(o.window); err != nil || cfg.Window <= 0 {
 			return usagef("--window %q: want a positive duration such as 30s", o.window)

@@ -92,3 +92,54 @@ func TestTierPlot(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetTier runs mdk fleet --tier on two copies of SPEC section 4's
+// trace. vmin:T=0 saves S = 32 page-windows per copy over W = 10 windows of
+// 4 KiB pages (13107.2 bytes on average) with 4 promotions; on the quarter
+// tier each copy frees 3/4 of that net (9830.4) and stalls 4 x 5 us per
+// 10 x 30 s, a slowdown of 1/15000000.
+func TestFleetTier(t *testing.T) {
+	dir := t.TempDir()
+	ex, _ := os.ReadFile(example)
+	var paths []string
+	for _, n := range []string{"a.txt", "b.txt"} {
+		paths = append(paths, filepath.Join(dir, n))
+		os.WriteFile(paths[len(paths)-1], ex, 0o666)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, errs := run(t, "", append([]string{"fleet"}, append(paths, "-p", "vmin:T=0", "--slo", "max_pr<=50%", "--tier", quarterTier(t), "-o", out)...)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	settings, _ := os.ReadFile(filepath.Join(out, "settings.csv"))
+	rows, err := csv.NewReader(strings.NewReader(string(settings))).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("settings.csv: %v\n%s", err, settings)
+	}
+	col := map[string]string{}
+	for i, h := range rows[0] {
+		col[h] = rows[1][i]
+	}
+	want := map[string]string{
+		"avg_saved_bytes": "26214.4", "net_avg_saved_bytes": "19660.8", "tier_bytes": "6553.6",
+		"stall_seconds_per_second": fmt.Sprint(2.0 / 15e6), "mean_slowdown": fmt.Sprint(1 / 15e6), "max_job_slowdown": fmt.Sprint(1 / 15e6),
+	}
+	for k, v := range want {
+		if col[k] != v {
+			t.Errorf("settings.csv %s = %q, want %q", k, col[k], v)
+		}
+	}
+	policies, _ := os.ReadFile(filepath.Join(out, "policies.csv"))
+	if !strings.Contains(string(policies), "opp_net_avg_saved_bytes") {
+		t.Errorf("policies.csv lacks the tier's columns:\n%s", policies)
+	}
+	if !strings.Contains(stdout, "net of the quarter tier's own memory") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	// Without --tier the files have no tier column.
+	code, _, errs = run(t, "", append([]string{"fleet"}, append(paths, "-p", "vmin:T=0", "-o", out)...)...)
+	settings, _ = os.ReadFile(filepath.Join(out, "settings.csv"))
+	if code != ExitOK || strings.Contains(string(settings), "net_") {
+		t.Errorf("without --tier: exit %d %s\n%s", code, errs, settings)
+	}
+}
