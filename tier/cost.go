@@ -35,29 +35,48 @@ type Cost struct {
 // when a tier is given (`--tier`); the JSON records use the same keys.
 var Columns = []string{"net_avg_saved_bytes", "net_savings", "stall_seconds_per_window", "slowdown", "max_slowdown"}
 
+// Counts are the integers of a run that a Cost is computed from: saved and
+// alive page-windows, promotions (in all and in the worst window), windows
+// and the page size.
+type Counts struct {
+	Saved, Alive, Promotions, MaxPromotions int64
+	Windows                                 int
+	PageSize                                int64
+}
+
+// CountsOf returns r's counts.
+func CountsOf(r *result.Result) Counts {
+	c := Counts{Saved: r.Saved, Alive: r.Alive, Promotions: r.TotalPromotions(), Windows: r.Windows(), PageSize: r.PageSize}
+	for _, p := range r.Promotions {
+		c.MaxPromotions = max(c.MaxPromotions, p)
+	}
+	return c
+}
+
 // Cost returns the cost of r on t for a trace of the given window length.
-// Each number is one division of products (exact in float64 while they stay
-// below 2^53), so it is the correctly rounded value of its formula.
 func (t *Tier) Cost(r *result.Result, window time.Duration) Cost {
+	return t.CostOf(CountsOf(r), window)
+}
+
+// CostOf returns the cost of a run with counts n. Each number is one
+// division of products (exact in float64 while they stay below 2^53), so it
+// is the correctly rounded value of its formula.
+func (t *Tier) CostOf(n Counts, window time.Duration) Cost {
 	var c Cost
-	w := float64(r.Windows())
+	w := float64(n.Windows)
 	keep := 1 - t.StoredFraction()
 	mean := t.PromotionNs.Mean // nanoseconds per promotion
-	stallNs := float64(r.TotalPromotions()) * mean
+	stallNs := float64(n.Promotions) * mean
 	if w > 0 {
-		c.NetAvgSavedBytes = float64(r.Saved) * float64(r.PageSize) * keep / w
+		c.NetAvgSavedBytes = float64(n.Saved) * float64(n.PageSize) * keep / w
 		c.StallSecondsPerWindow = stallNs / w / 1e9
 	}
-	if r.Alive > 0 {
-		c.NetSavings = float64(r.Saved) * keep / float64(r.Alive)
+	if n.Alive > 0 {
+		c.NetSavings = float64(n.Saved) * keep / float64(n.Alive)
 	}
 	if ns := float64(window.Nanoseconds()); ns > 0 && w > 0 {
 		c.Slowdown = stallNs / (w * ns)
-		var most int64
-		for _, p := range r.Promotions {
-			most = max(most, p)
-		}
-		c.MaxSlowdown = float64(most) * mean / ns
+		c.MaxSlowdown = float64(n.MaxPromotions) * mean / ns
 	}
 	return c
 }

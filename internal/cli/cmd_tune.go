@@ -18,6 +18,7 @@ type tuneOptions struct {
 	train, eval  []string
 	json         bool
 	model        string
+	tier         string
 }
 
 func newTuneCmd(e *env) *cobra.Command {
@@ -70,6 +71,7 @@ policy except lopp (which needs --model) is tuned over its default grid.
 	fl.StringSliceVar(&o.train, "train", nil, "training `traces`, whole (repeatable or comma-separated)")
 	fl.StringSliceVar(&o.eval, "eval", nil, "evaluation `traces`, whole (repeatable or comma-separated)")
 	fl.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fl.StringVar(&o.tier, "tier", "", tierUsage+": each chosen setting's on the training and evaluation parts")
 	fl.StringVar(&o.model, "model", "", "L-OPP model `FILE` for lopp settings; train it on the training windows only (mdk lopp train's default is the first half, as tune's)")
 	return cmd
 }
@@ -84,6 +86,10 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 	}
 	cfg := tune.Config{SLO: slo, Policies: o.policies}
 	if cfg.Model, err = loadModel(o.model); err != nil {
+		return err
+	}
+	tr, err := loadTier(o.tier)
+	if err != nil {
 		return err
 	}
 	byTrace := len(o.train) > 0 || len(o.eval) > 0
@@ -138,6 +144,9 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 			return usagef("--policy %v", err)
 		}
 		return err
+	}
+	if tr != nil {
+		return writeTierTune(e, rep, tr, o.json)
 	}
 	if o.json {
 		return tune.WriteJSON(e.stdout, rep)

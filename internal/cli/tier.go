@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"mdk/report"
 	"mdk/result"
 	"mdk/tier"
+	"mdk/tune"
 )
 
 // tierUsage is the help of --tier on every command that takes it.
@@ -160,4 +162,66 @@ func writeTierMPC(e *env, o mpcOptions, rs []*result.Result, targets []float64, 
 		return t.WriteJSON(e.stdout, rs, window)
 	}
 	return writeTierChoices(e, rs, o.x, targets, t, window)
+}
+
+// tuneTier is a tuned setting's cost on the tier, per part. The parts pool
+// windows of several segments, so there is no page size or worst window:
+// net savings, stall per window and slowdown only.
+type tuneTier struct {
+	NetSavings            float64 `json:"net_savings"`
+	StallSecondsPerWindow float64 `json:"stall_seconds_per_window"`
+	Slowdown              float64 `json:"slowdown"`
+}
+
+type tuneTierRow struct {
+	Policy string    `json:"policy"`
+	Params string    `json:"params"`
+	Train  *tuneTier `json:"train"`
+	Eval   *tuneTier `json:"eval"`
+}
+
+func tuneCost(t *tier.Tier, m *tune.Metrics, window time.Duration) *tuneTier {
+	c := t.CostOf(tier.Counts{Saved: m.SavedPageWindows, Alive: m.AlivePageWindows, Promotions: m.Promotions, Windows: m.Windows}, window)
+	return &tuneTier{NetSavings: c.NetSavings, StallSecondsPerWindow: c.StallSecondsPerWindow, Slowdown: c.Slowdown}
+}
+
+// writeTierTune prints mdk tune's report and each chosen setting's (and the
+// yardstick's) net savings, stall per window and slowdown on the tier; as
+// JSON, the report's keys plus "tier" and "tier_costs".
+func writeTierTune(e *env, rep *tune.Report, t *tier.Tier, asJSON bool) error {
+	window := time.Duration(rep.Window)
+	var rows []tuneTierRow
+	for _, c := range rep.Policies {
+		if c.Found {
+			rows = append(rows, tuneTierRow{Policy: c.Policy, Params: c.Params, Train: tuneCost(t, c.Train, window), Eval: tuneCost(t, c.Eval, window)})
+		}
+	}
+	if y := rep.OPP; y != nil {
+		rows = append(rows, tuneTierRow{Policy: "opp (yardstick)", Params: y.Params, Eval: tuneCost(t, y.Eval, window)})
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(&struct {
+			*tune.Report
+			Tier      *tier.Tier    `json:"tier"`
+			TierCosts []tuneTierRow `json:"tier_costs"`
+		}{rep, t, rows})
+	}
+	if err := tune.WriteText(e.stdout, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\nOn the %s tier (%s):\n", t.Name, t.Source)
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "policy\tsetting\ttrain net savings\ttrain slowdown\teval net savings\teval stall/window\teval slowdown\n")
+	for _, r := range rows {
+		trainNet, trainSlow := "-", "-"
+		if r.Train != nil {
+			trainNet, trainSlow = fmt.Sprintf("%.2f%%", 100*r.Train.NetSavings), percentG(r.Train.Slowdown)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f%%\t%s\t%s\n", r.Policy, r.Params, trainNet, trainSlow,
+			100*r.Eval.NetSavings, seconds(r.Eval.StallSecondsPerWindow), percentG(r.Eval.Slowdown))
+	}
+	return tw.Flush()
 }

@@ -37,6 +37,7 @@ func TestTierGolden(t *testing.T) {
 		{"mpc-tier-json", []string{"mpc", example, "-p", "vmin:T=0", "--tier", q, "--json"}},
 		{"mpc-tier-table", []string{"mpc", example, "-p", "age:A=0..3", "-p", "opp:r=0|25%|50%", "--tier", "ssd", "--x", "slowdown", "--target", "0.0001%,1%"}},
 		{"mpc-tier-builtin", []string{"mpc", example, "-p", "age:A=1", "--tier", "ssd", "--target", "50%"}},
+		{"tune-tier", []string{"tune", example, "--slo", "max_pr<=40%", "-p", "age:A=1|2|3", "-p", "opp:r=0|25%", "--tier", q}},
 		{"err-mpc-tier-x", []string{"mpc", example, "--x", "slowdown"}},
 		{"err-mpc-tier-unknown", []string{"mpc", example, "--tier", "nvme"}},
 	}
