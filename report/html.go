@@ -18,6 +18,7 @@ import (
 	"mdk/policy"
 	"mdk/result"
 	"mdk/stats"
+	"mdk/tier"
 	"mdk/tune"
 )
 
@@ -39,6 +40,12 @@ type Data struct {
 	// then has a Tuning section (the SLO, the train and eval parts, each
 	// policy's chosen setting on both, the OPP yardstick and warnings).
 	Tune *tune.Report
+	// Tier, if set, is a far tier (docs/tiers.md): the report then draws
+	// net savings against the slowdown on it, and its tables add the
+	// tier's columns. Window is the trace's window length, which the
+	// slowdown needs.
+	Tier   *tier.Tier
+	Window time.Duration
 }
 
 // Options choose what a report shows.
@@ -142,14 +149,16 @@ func newTuneView(r *tune.Report) *tuneView {
 }
 
 type bestRow struct {
-	Policy, Params string
-	Target         float64
-	Found          bool
-	Savings, Stat  float64
-	Headroom       float64
-	HasHeadroom    bool
-	Promotions     int64
-	AvgSavedBytes  float64
+	// NetSavings and Slowdown are the setting's on Data.Tier (if any).
+	NetSavings, Slowdown float64
+	Policy, Params       string
+	Target               float64
+	Found                bool
+	Savings, Stat        float64
+	Headroom             float64
+	HasHeadroom          bool
+	Promotions           int64
+	AvgSavedBytes        float64
 }
 
 // Generate writes the HTML report of data to w: one self-contained file
@@ -210,11 +219,22 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 			row.Stat = c.Best.Stat(opts.X)
 			row.Promotions = c.Best.TotalPromotions()
 			row.AvgSavedBytes = c.Best.AvgSavedBytes()
+			if data.Tier != nil {
+				k := data.Tier.Cost(c.Best, data.Window)
+				row.NetSavings, row.Slowdown = k.NetSavings, k.Slowdown
+			}
 		}
 		pg.Best = append(pg.Best, row)
 	}
 	for _, r := range data.Results {
-		pg.All = append(pg.All, recs[r].CSVRow())
+		row := recs[r].CSVRow()
+		if data.Tier != nil {
+			row = append(row, data.Tier.Cost(r, data.Window).Row()...)
+		}
+		pg.All = append(pg.All, row)
+	}
+	if data.Tier != nil {
+		pg.Header = append(append([]string{}, result.CSVHeader...), tier.Columns...)
 	}
 	return t.Execute(w, pg)
 }
@@ -274,6 +294,10 @@ type payload struct {
 	PageSizeBytes int       `json:"pageSize"`
 	// Tune is Data.Tune as mdk tune --json prints it (absent without it).
 	Tune *tune.Report `json:"tune,omitempty"`
+	// TierCurves are the curves on Data.Tier: x the slowdown, y the net
+	// savings, both in percent (absent without a tier).
+	TierCurves []jsCurve `json:"tierCurves,omitempty"`
+	Tier       string    `json:"tier,omitempty"`
 }
 
 type jsCurve struct {
@@ -291,6 +315,9 @@ type jsPoint struct {
 	Promotions int64   `json:"promotions"`
 	Saved      int64   `json:"saved"`
 	Frontier   bool    `json:"f,omitempty"` // on the policy's Pareto frontier (see WritePlot)
+	// On a tier's curve: net saved bytes and stall seconds per window.
+	NetBytes float64 `json:"net_bytes,omitempty"`
+	Stall    float64 `json:"stall,omitempty"`
 }
 
 type jsTimes struct {
@@ -367,6 +394,25 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 			c.Points[i].Frontier = true
 		}
 		p.Curves = append(p.Curves, c)
+	}
+	if t := d.Tier; t != nil {
+		p.Tier = t.Name
+		for _, name := range names {
+			c := jsCurve{Policy: name}
+			for _, r := range groups[name] {
+				k := t.Cost(r, d.Window)
+				c.Points = append(c.Points, jsPoint{
+					X: round(100 * k.Slowdown), Y: round(100 * k.NetSavings), Params: r.Params,
+					MaxPR: r.MaxPR(), P99PR: r.Percentile(99), MeanPR: r.MeanPR(),
+					Promotions: r.TotalPromotions(), Saved: r.Saved, NetBytes: round(k.NetAvgSavedBytes), Stall: k.StallSecondsPerWindow,
+				})
+			}
+			slices.SortStableFunc(c.Points, func(a, b jsPoint) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y)) })
+			for _, i := range frontier(c.Points, func(p jsPoint) (float64, float64) { return p.X, p.Y }) {
+				c.Points[i].Frontier = true
+			}
+			p.TierCurves = append(p.TierCurves, c)
+		}
 	}
 	r0 := d.Results[0]
 	p.Windows = r0.Windows()

@@ -62,6 +62,10 @@ training windows with its savings and statistic there and on the
 evaluation windows, the evaluation windows above the bound, a BROKEN badge
 where the evaluation statistic breaks the SLO, and the OPP yardstick.
 
+With --tier (a built-in tier or a tier file from mdk calibrate) the report
+also draws each policy's net savings against its slowdown on that tier, and
+its tables add the net savings and slowdown (docs/tiers.md).
+
 TRACE must be a file (it is read twice: once for the summary, once for the
 curves; a third time with --slo).`,
 		Example: `  mdk report trace.mdkt -o report.html
@@ -95,6 +99,13 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if err != nil {
 		return err
 	}
+	if isTierMetric(o.mpc.x) {
+		return usagef("--x %s: the report's curves and table take a promotion-rate statistic; with --tier it adds the net-savings vs slowdown curve", o.mpc.x)
+	}
+	tr, err := loadTier(o.mpc.tier)
+	if err != nil {
+		return err
+	}
 	tcfg, err := o.tuneConfig()
 	if err != nil {
 		return err
@@ -112,13 +123,13 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if err != nil {
 		return err
 	}
-	rs, err := e.curves(path, o.mpc)
+	rs, window, err := e.curvesWindow(path, o.mpc)
 	if err != nil {
 		return err
 	}
 	data := &report.Data{
 		Trace: path, SHA256: sum, Command: cmdline, Version: Version,
-		Date: time.Now(), Stats: s, Results: rs,
+		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window,
 	}
 	if tcfg != nil {
 		if data.Tune, err = e.tuneOne(path, *tcfg); err != nil {

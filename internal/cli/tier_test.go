@@ -144,3 +144,23 @@ func TestFleetTier(t *testing.T) {
 		t.Errorf("without --tier: exit %d %s\n%s", code, errs, settings)
 	}
 }
+
+// TestReportTier writes a report with --tier: it has the tier's section and
+// columns; --x slowdown is refused (the report's x is a statistic).
+func TestReportTier(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, _, errs := run(t, "", "report", example, "-p", "age:A=0..3", "-p", "opp", "--tier", quarterTier(t), "-o", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	page, _ := os.ReadFile(out)
+	for _, want := range []string{`id="chart-tier"`, "Net savings and slowdown on the quarter tier", "<th>net_savings</th>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	code, _, errs = run(t, "", "report", example, "--tier", "zram", "--x", "slowdown", "-o", out)
+	if code != ExitUsage || !strings.Contains(errs, "--x slowdown") {
+		t.Errorf("--x slowdown: exit %d, %s", code, errs)
+	}
+}

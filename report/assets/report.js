@@ -98,6 +98,43 @@
     });
   })();
 
+  // 1b. Net savings against slowdown on a tier, if the report has one.
+  if (D.tierCurves) (function () {
+    var series = [];
+    D.tierCurves.forEach(function (c, i) {
+      var col = palette[i % palette.length];
+      series.push({
+        name: c.policy, type: 'scatter', symbol: symbols[i % symbols.length], symbolSize: 7, color: col,
+        emphasis: { focus: 'series' },
+        data: c.points.map(function (p) { return { value: [p.x, p.y], p: p }; })
+      });
+      series.push({
+        name: c.policy, type: 'line', showSymbol: false, color: col, lineStyle: { width: 1.5 }, silent: true,
+        data: c.points.filter(function (p) { return p.f; }).map(function (p) { return [p.x, p.y]; })
+      });
+    });
+    make('chart-tier', {
+      grid: { left: 70, right: 150, top: 30, bottom: 76 },
+      legend: { orient: 'vertical', right: 10, top: 'middle', textStyle: text },
+      tooltip: {
+        trigger: 'item', confine: true,
+        formatter: function (d) {
+          var p = d.data.p;
+          if (!p) return '';
+          return '<b>' + d.seriesName + ':' + p.params + '</b><br>' +
+            'net savings: ' + fmt(p.y, 3) + '%<br>net saved memory: ' + fmt(p.net_bytes / 1048576, 3) + ' MiB<br>' +
+            'slowdown: ' + fmt(p.x, 6) + '%<br>stall per window: ' + fmt(1e3 * (p.stall || 0), 6) + ' ms<br>' +
+            'max_pr: ' + pct(p.max_pr) + '<br>promotions: ' + fmt(p.promotions, 0);
+        }
+      },
+      xAxis: merge({ type: 'value', min: 0, scale: true, axisLabel: { formatter: function (v) { return fmt(v, 6); } } },
+        axisName('slowdown on ' + D.tier + ' (% of the window stalled)')),
+      yAxis: merge({ type: 'value', min: 0 }, axisName('net savings (% of alive page-windows)', 45)),
+      dataZoom: [{ type: 'inside', filterMode: 'none' }, { type: 'slider', height: 18, bottom: 6, filterMode: 'none' }],
+      series: series
+    });
+  })();
+
   // 2. Per-window timeline of the chosen setting.
   var zoom = [{ type: 'inside' }, { type: 'slider', height: 18, bottom: 6 }];
   var winAxis = merge({ type: 'value', min: 0, max: Math.max(0, D.windows - 1) }, axisName('window (' + D.window + ' each)', 28));
