@@ -1,0 +1,394 @@
+package agent
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"mdk/policy"
+	"mdk/result"
+	"mdk/sim"
+	"mdk/trace"
+)
+
+// ReadRunInfo reads dir/run.json.
+func ReadRunInfo(dir string) (RunInfo, error) {
+	var ri RunInfo
+	path := filepath.Join(dir, MetaFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ri, err
+	}
+	if err := json.Unmarshal(b, &ri); err != nil {
+		return ri, fmt.Errorf("%s: %w", path, err)
+	}
+	if ri.Setting == "" {
+		return ri, fmt.Errorf("%s: no \"setting\"", path)
+	}
+	return ri, nil
+}
+
+// WindowDiff is one window of the side-by-side: predicted beside measured,
+// and the difference split by cause. For promotions and saved page-windows
+// alike, measured = predicted - refused - skipped + residual:
+//
+//   - Refused*: what the gaps the policy decided and the kernel refused
+//     (pages still present after MADV_PAGEOUT) would have saved or cost;
+//   - Skipped*: the same for the pages the safety limits kept (dry run,
+//     SLO guard, PSI backoff, page limit, swap floor, a target gone);
+//   - Residual*: what neither explains: tracker slack (accesses the tracker
+//     saw at another time than the kernel did, pages it did not see). A
+//     replay has none.
+//
+// Pages the kernel swapped by itself are outside the model and counted
+// apart (KernelOut, KernelIn), as are pages the agent put out that came
+// back without an access in the trace (SwapInOther).
+type WindowDiff struct {
+	Window   int
+	Accessed int64
+
+	PredDecided, Decided       int64
+	PredPromotions, Promotions int64
+	PredSaved, Saved           int64
+
+	Refused                           int64 // pages refused in this window
+	RefusedPromotions, RefusedSaved   int64
+	SkippedPromotions, SkippedSaved   int64
+	ResidualPromotions, ResidualSaved int64
+
+	KernelOut, KernelIn, SwapInOther int64
+}
+
+// Comparison is a run's side-by-side.
+type Comparison struct {
+	Info      RunInfo
+	Windows   []WindowDiff
+	Total     WindowDiff // sums; Window is the number of windows
+	Predicted *result.Result
+	Measured  *result.Result
+	// Cross-checks over the run (-1: the kernel does not have them).
+	MajFlt, PswpIn, PswpOut, RefaultAnon int64
+	// What the workload felt (replay): slow touches and their total time.
+	SlowTouches, SlowNS int64
+	// Skips and refusals by cause, over the run.
+	Causes map[string]int64
+}
+
+// Compare reads the run directory dir, runs the simulator with setting s on
+// the trace the agent observed, and sets the prediction beside what the
+// agent measured, window by window.
+func Compare(dir string, s policy.Setting) (*Comparison, error) {
+	info, err := ReadRunInfo(dir)
+	if err != nil {
+		return nil, err
+	}
+	rd, c, err := trace.Open(filepath.Join(dir, TraceFile))
+	if err != nil {
+		return nil, err
+	}
+	t, err := trace.ReadAll(rd)
+	c.Close()
+	if err != nil {
+		return nil, err
+	}
+	mpath := filepath.Join(dir, MeasuredFile)
+	mf, err := os.Open(mpath)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ReadMeasured(mf, mpath)
+	mf.Close()
+	if err != nil {
+		return nil, err
+	}
+	W := len(t.Windows)
+	if len(rows) != W {
+		return nil, fmt.Errorf("%s has %d windows, %s has %d: not the same run", mpath, len(rows), TraceFile, W)
+	}
+	skips, err := readSkipped(filepath.Join(dir, SkippedFile), W, len(t.Pages))
+	if err != nil {
+		return nil, err
+	}
+
+	decided := make([]int64, W)
+	pred := sim.RunObserved(t, s, func(_ uint32, _, at int) { decided[at]++ })
+	cmp := &Comparison{Info: info, Predicted: pred, Causes: map[string]int64{}}
+	meas := &result.Result{
+		Policy: pred.Policy, Params: pred.Params, PageSize: pred.PageSize,
+		Promotions: make([]int64, W), Accessed: pred.Accessed,
+		SavedPerWindow: make([]int64, W), AlivePerWindow: make([]int64, W),
+	}
+	cmp.Measured = meas
+
+	// The effect of every gap decided but not reclaimed.
+	ev := lifeEvents(t)
+	refProm, refSaved := make([]int64, W+1), make([]int64, W+1)
+	skProm, skSaved := make([]int64, W+1), make([]int64, W+1)
+	refused := make([]int64, W)
+	for _, sk := range skips {
+		cmp.Causes[sk.cause]++
+		prom, saved := refProm, refSaved
+		if strings.HasPrefix(sk.cause, "refused") {
+			refused[sk.window]++
+		} else {
+			prom, saved = skProm, skSaved
+		}
+		j, end := ev.after(sk.page, sk.window, W)
+		if j >= 0 {
+			prom[j]++
+		}
+		// saved in windows window+1 .. end-1, as a difference array
+		if sk.window+1 < end {
+			saved[sk.window+1]++
+			saved[end]--
+		}
+	}
+	var rs, ss int64
+	cmp.MajFlt, cmp.PswpIn, cmp.PswpOut, cmp.RefaultAnon = 0, 0, 0, 0
+	for w := range W {
+		rs += refSaved[w]
+		ss += skSaved[w]
+		r := &rows[w]
+		d := WindowDiff{
+			Window: w, Accessed: pred.Accessed[w],
+			PredDecided: decided[w], Decided: r.Decided,
+			PredPromotions: pred.Promotions[w], Promotions: r.Promotions,
+			PredSaved: pred.SavedPerWindow[w], Saved: r.Saved,
+			Refused:           refused[w],
+			RefusedPromotions: refProm[w], RefusedSaved: rs,
+			SkippedPromotions: skProm[w], SkippedSaved: ss,
+			KernelOut: r.KernelOut, KernelIn: r.KernelIn, SwapInOther: r.SwapInOther,
+		}
+		d.ResidualPromotions = d.Promotions - (d.PredPromotions - d.RefusedPromotions - d.SkippedPromotions)
+		d.ResidualSaved = d.Saved - (d.PredSaved - d.RefusedSaved - d.SkippedSaved)
+		cmp.Windows = append(cmp.Windows, d)
+		meas.Promotions[w] = r.Promotions
+		meas.SavedPerWindow[w] = r.Saved
+		meas.Saved += r.Saved
+		meas.AlivePerWindow[w] = pred.AlivePerWindow[w]
+		meas.Alive += pred.AlivePerWindow[w]
+		addCounter(&cmp.MajFlt, r.MajFlt)
+		addCounter(&cmp.PswpIn, r.PswpIn)
+		addCounter(&cmp.PswpOut, r.PswpOut)
+		addCounter(&cmp.RefaultAnon, r.RefaultAnon)
+		cmp.SlowTouches += r.SlowTouches
+		cmp.SlowNS += r.SlowNS
+		t := &cmp.Total
+		t.Window++
+		t.Accessed += d.Accessed
+		t.PredDecided += d.PredDecided
+		t.Decided += d.Decided
+		t.PredPromotions += d.PredPromotions
+		t.Promotions += d.Promotions
+		t.PredSaved += d.PredSaved
+		t.Saved += d.Saved
+		t.Refused += d.Refused
+		t.RefusedPromotions += d.RefusedPromotions
+		t.RefusedSaved += d.RefusedSaved
+		t.SkippedPromotions += d.SkippedPromotions
+		t.SkippedSaved += d.SkippedSaved
+		t.ResidualPromotions += d.ResidualPromotions
+		t.ResidualSaved += d.ResidualSaved
+		t.KernelOut += d.KernelOut
+		t.KernelIn += d.KernelIn
+		t.SwapInOther += d.SwapInOther
+	}
+	return cmp, nil
+}
+
+// addCounter adds v to *sum; a -1 anywhere makes the sum -1 (not available).
+func addCounter(sum *int64, v int64) {
+	if *sum < 0 || v < 0 {
+		*sum = -1
+		return
+	}
+	*sum += v
+}
+
+type skipLine struct {
+	window int
+	page   uint32
+	cause  string
+}
+
+func readSkipped(path string, windows, pages int) ([]skipLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = 3
+	if _, err := cr.Read(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []skipLine
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		w, err1 := strconv.Atoi(rec[0])
+		p, err2 := strconv.ParseUint(rec[1], 10, 32)
+		if err1 != nil || err2 != nil || w < 0 || w >= windows || int(p) >= pages {
+			return nil, fmt.Errorf("%s:%d: expected a window below %d and a page below %d, got %q", path, line, windows, pages, rec[:2])
+		}
+		out = append(out, skipLine{w, uint32(p), rec[2]})
+	}
+}
+
+// events holds, per page, the windows of its accesses and frees, in order.
+type events struct{ acc, free [][]int }
+
+func lifeEvents(t *trace.Trace) events {
+	ev := events{acc: make([][]int, len(t.Pages)), free: make([][]int, len(t.Pages))}
+	for k := range t.Windows {
+		for _, id := range t.Windows[k].Accessed {
+			ev.acc[id] = append(ev.acc[id], k)
+		}
+		for _, id := range t.Windows[k].Freed {
+			ev.free[id] = append(ev.free[id], k)
+		}
+	}
+	return ev
+}
+
+// after returns, for a page reclaimed at the end of window k (SPEC section
+// 1), the window of the promotion this costs (-1 for none) and the end of
+// the gap: the page saves windows k+1 .. end-1.
+func (ev events) after(p uint32, k, W int) (prom, end int) {
+	end = W
+	fs := ev.free[p]
+	if i, _ := slices.BinarySearch(fs, k); i < len(fs) {
+		end = fs[i] + 1 // the life ends after the window of its free
+	}
+	as := ev.acc[p]
+	if i, _ := slices.BinarySearch(as, k+1); i < len(as) && as[i] < end {
+		return as[i], as[i]
+	}
+	return -1, end
+}
+
+// WriteText writes the side-by-side as a table, the totals with the PR
+// statistics, and the explanation of each difference.
+func (c *Comparison) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "setting %s, %d windows of %s (%s tracker, kernel %s)\n", c.Info.Setting, len(c.Windows), c.Info.Window, c.Info.Tracker, c.Info.Kernel)
+	fmt.Fprintln(tw, "window\taccessed\tdecided pred\tmeas\tpromotions pred\tmeas\tsaved pred\tmeas\trefused\tby refused prom\tsaved\tby skipped prom\tsaved\tresidual prom\tsaved\tkernel out\tkernel in\t")
+	row := func(name string, d WindowDiff) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, d.Accessed,
+			d.PredDecided, d.Decided, d.PredPromotions, d.Promotions, d.PredSaved, d.Saved, d.Refused,
+			d.RefusedPromotions, d.RefusedSaved, d.SkippedPromotions, d.SkippedSaved,
+			d.ResidualPromotions, d.ResidualSaved, d.KernelOut, d.KernelIn)
+	}
+	for _, d := range c.Windows {
+		row(strconv.Itoa(d.Window), d)
+	}
+	row("total", c.Total)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	p, m := c.Predicted, c.Measured
+	fmt.Fprintf(w, "\n%-16s %12s %12s\n", "", "predicted", "measured")
+	for _, s := range []struct {
+		name string
+		a, b float64
+	}{
+		{"promotions", float64(p.TotalPromotions()), float64(m.TotalPromotions())},
+		{"saved", float64(p.Saved), float64(m.Saved)},
+		{"max_pr", p.MaxPR(), m.MaxPR()},
+		{"p99_pr", p.Percentile(99), m.Percentile(99)},
+		{"mean_pr", p.MeanPR(), m.MeanPR()},
+		{"savings", p.Savings(), m.Savings()},
+	} {
+		fmt.Fprintf(w, "%-16s %12s %12s\n", s.name, result.FormatFloat(s.a), result.FormatFloat(s.b))
+	}
+	fmt.Fprintln(w)
+	for _, line := range c.Explain() {
+		fmt.Fprintln(w, line)
+	}
+	return nil
+}
+
+// Explain says, in sentences, where measured and predicted differ and why.
+func (c *Comparison) Explain() []string {
+	t := c.Total
+	var out []string
+	if t.PredDecided != t.Decided {
+		out = append(out, fmt.Sprintf("decisions: the agent decided %d pages, the simulator %d: the agent's decisions did not follow the observed trace", t.Decided, t.PredDecided))
+	} else {
+		out = append(out, fmt.Sprintf("decisions: %d pages decided, as the simulator decides on the observed trace", t.Decided))
+	}
+	var causes []string
+	for k, n := range c.Causes {
+		causes = append(causes, fmt.Sprintf("%s %d", k, n))
+	}
+	slices.Sort(causes)
+	if len(causes) > 0 {
+		out = append(out, "not reclaimed: "+strings.Join(causes, ", "))
+	}
+	dp, ds := t.Promotions-t.PredPromotions, t.Saved-t.PredSaved
+	out = append(out, fmt.Sprintf("promotions: measured - predicted = %d = -%d (refused pages) - %d (safety limits) + %d (residual)",
+		dp, t.RefusedPromotions, t.SkippedPromotions, t.ResidualPromotions))
+	out = append(out, fmt.Sprintf("saved page-windows: measured - predicted = %d = -%d (refused pages) - %d (safety limits) + %d (residual)",
+		ds, t.RefusedSaved, t.SkippedSaved, t.ResidualSaved))
+	exact := 0
+	for _, d := range c.Windows {
+		if d.ResidualPromotions == 0 && d.ResidualSaved == 0 {
+			exact++
+		}
+	}
+	out = append(out, fmt.Sprintf("windows fully explained (residual 0): %d of %d", exact, len(c.Windows)))
+	if t.ResidualPromotions != 0 || t.ResidualSaved != 0 {
+		out = append(out, "residual: tracker slack: accesses the tracker saw in another window than the kernel did, or did not see")
+	}
+	if t.KernelOut > 0 || t.KernelIn > 0 || t.SwapInOther > 0 {
+		out = append(out, fmt.Sprintf("outside the model: %d page-windows out by the kernel's own reclaim, %d kernel swap-ins, %d swap-ins of agent pages without a traced access",
+			t.KernelOut, t.KernelIn, t.SwapInOther))
+	}
+	out = append(out, fmt.Sprintf("cross-check: %d promotions + %d other swap-ins + %d kernel swap-ins measured; major faults of the targets %s; pswpin (system) %s; pswpout (system) %s; workingset_refault_anon (cgroup) %s",
+		t.Promotions, t.SwapInOther, t.KernelIn, counter(c.MajFlt), counter(c.PswpIn), counter(c.PswpOut), counter(c.RefaultAnon)))
+	if c.SlowTouches > 0 {
+		out = append(out, fmt.Sprintf("the workload: %d slow touches (>= 1.5us: swap-ins and first touches), %.1f us each on average",
+			c.SlowTouches, float64(c.SlowNS)/float64(c.SlowTouches)/1e3))
+	}
+	return out
+}
+
+func counter(v int64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// WriteCSV writes the per-window side-by-side as CSV.
+func (c *Comparison) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"window", "accessed", "pred_decided", "decided", "pred_promotions", "promotions", "pred_saved", "saved",
+		"refused", "refused_promotions", "refused_saved", "skipped_promotions", "skipped_saved",
+		"residual_promotions", "residual_saved", "kernel_out", "kernel_in", "swapin_other"})
+	for _, d := range c.Windows {
+		rec := []int64{int64(d.Window), d.Accessed, d.PredDecided, d.Decided, d.PredPromotions, d.Promotions, d.PredSaved, d.Saved,
+			d.Refused, d.RefusedPromotions, d.RefusedSaved, d.SkippedPromotions, d.SkippedSaved,
+			d.ResidualPromotions, d.ResidualSaved, d.KernelOut, d.KernelIn, d.SwapInOther}
+		s := make([]string, len(rec))
+		for i, v := range rec {
+			s[i] = strconv.FormatInt(v, 10)
+		}
+		cw.Write(s)
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,248 @@
+//go:build linux
+
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"mdk/collect"
+	"mdk/gen"
+	"mdk/policy"
+	"mdk/sim"
+	"mdk/trace"
+	"mdk/workload"
+)
+
+// The test binary is also the replay workload: with MDK_TEST_WORKLOAD set to
+// a trace file, it serves the workload protocol instead of running tests.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("MDK_TEST_WORKLOAD"); path != "" {
+		t, err := readTrace(path)
+		lock, _ := strconv.Atoi(os.Getenv("MDK_TEST_LOCK"))
+		if err == nil {
+			err = workload.Replay(t, workload.Options{Lock: lock}, os.Stdin, os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func readTrace(path string) (*trace.Trace, error) {
+	rd, c, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return trace.ReadAll(rd)
+}
+
+// genTrace writes a small mdk gen workload to dir and returns it.
+func genTrace(t *testing.T, dir string, window time.Duration) (*trace.Trace, string) {
+	t.Helper()
+	cfg := gen.DefaultConfig
+	cfg.Pages, cfg.Windows, cfg.Window, cfg.Seed = 4000, 14, window, 3
+	path := filepath.Join(dir, "workload.mdkt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, _ := trace.FormatByName("binary")
+	w, err := bin.NewWriter(f, cfg.Header())
+	if err == nil {
+		err = gen.Generate(cfg, w)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := readTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, path
+}
+
+// startReplay starts this test binary as the replay workload of path.
+func startReplay(t *testing.T, tr *trace.Trace, path string, lock int) *Replay {
+	t.Helper()
+	cmd := []string{"env", "MDK_TEST_WORKLOAD=" + path, "MDK_TEST_LOCK=" + strconv.Itoa(lock), os.Args[0]}
+	r, err := StartReplay(tr, cmd, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestReplayEqualsSimulator applies age, paw and opp for real to a replay
+// workload on zram swap, in 1 s windows, and checks that what the agent
+// measured is exactly what the simulator predicts on the observed trace:
+// in every window, measured promotions and saved page-windows equal the
+// prediction minus the effect of the pages the kernel refused, and equal
+// the prediction where no page was refused; refused pages are counted
+// exactly; the agent decides exactly the simulator's pages.
+func TestReplayEqualsSimulator(t *testing.T) {
+	setupZram(t, 256<<20)
+	const window = time.Second
+	dir := t.TempDir()
+	tr, path := genTrace(t, dir, window)
+	for _, spec := range []string{"age:A=1", "paw:P=2,wait=1", "opp:r=5%"} {
+		t.Run(strings.Split(spec, ":")[0], func(t *testing.T) {
+			t.Parallel()
+			ss, err := policy.Parse(spec, window)
+			if err != nil || len(ss) != 1 {
+				t.Fatalf("parse %s: %v %v", spec, ss, err)
+			}
+			run := filepath.Join(dir, strings.Split(spec, ":")[0])
+			opt := DefaultOptions
+			opt.Setting, opt.Window, opt.Dir = ss[0], window, run
+			opt.PSIThreshold = 0 // other tests on this machine may press its memory
+			sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Windows != len(tr.Windows) {
+				t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
+			}
+			c, err := Compare(run, ss[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkExact(t, c, run)
+			var sb strings.Builder
+			c.WriteText(&sb)
+			t.Logf("%s\n%s", spec, sb.String())
+		})
+	}
+}
+
+// TestReplayRefusedCounted makes the workload mlock its first pages, which
+// MADV_PAGEOUT refuses, and checks that every refused page is counted, with
+// the reason "locked", exactly: the decided pages among the locked ones, in
+// every window; and that the side-by-side explains every difference by them.
+func TestReplayRefusedCounted(t *testing.T) {
+	setupZram(t, 256<<20)
+	const window = time.Second
+	dir := t.TempDir()
+	tr, path := genTrace(t, dir, window)
+	const lock = 600
+	ss, err := policy.Parse("age:A=1", window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := DefaultOptions
+	opt.Setting, opt.Window, opt.Dir, opt.PSIThreshold = ss[0], window, dir, 0
+	if _, err := Run(context.Background(), startReplay(t, tr, path, lock), opt); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(dir, ss[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExact(t, c, dir)
+	// The pages the simulator reclaims among the locked ones, per window.
+	want := make([]int64, len(tr.Windows))
+	sim.RunObserved(tr, ss[0], func(p uint32, _, at int) {
+		if p < lock {
+			want[at]++
+		}
+	})
+	f, err := os.Open(filepath.Join(dir, MeasuredFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadMeasured(f, MeasuredFile)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for w, r := range rows {
+		if r.Refused != want[w] || r.RefusedBy[collect.RefusedLocked] != want[w] {
+			t.Errorf("window %d: %d refused (%d locked), expected %d locked pages", w, r.Refused, r.RefusedBy[collect.RefusedLocked], want[w])
+		}
+		total += r.Refused
+	}
+	if total == 0 {
+		t.Fatal("no page was refused: the test checks nothing")
+	}
+	if c.Total.RefusedPromotions == 0 || c.Total.RefusedSaved == 0 {
+		t.Errorf("refused pages explain %d promotions and %d saved page-windows, expected both > 0", c.Total.RefusedPromotions, c.Total.RefusedSaved)
+	}
+	t.Logf("%d pages refused; they explain %d promotions and %d saved page-windows", total, c.Total.RefusedPromotions, c.Total.RefusedSaved)
+}
+
+func checkExact(t *testing.T, c *Comparison, run string) {
+	t.Helper()
+	tot := c.Total
+	if tot.Decided == 0 || tot.Promotions == 0 || tot.Saved == 0 {
+		t.Errorf("nothing happened: decided %d, promotions %d, saved %d", tot.Decided, tot.Promotions, tot.Saved)
+	}
+	f, err := os.Open(filepath.Join(run, MeasuredFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadMeasured(f, MeasuredFile)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	skips, err := readSkipped(filepath.Join(run, SkippedFile), len(rows), 1<<31)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedIn := make([]int64, len(rows))
+	for _, s := range skips {
+		if !strings.HasPrefix(s.cause, "refused:") {
+			t.Errorf("window %d: page %d skipped (%s), expected no safety limit to act", s.window, s.page, s.cause)
+			continue
+		}
+		refusedIn[s.window]++
+	}
+	clean := 0
+	for w, d := range c.Windows {
+		r := rows[w]
+		if d.Decided != d.PredDecided {
+			t.Errorf("window %d: agent decided %d pages, the simulator %d", w, d.Decided, d.PredDecided)
+		}
+		if r.Reclaimed != r.Out+r.Refused || r.Decided != r.Reclaimed {
+			t.Errorf("window %d: decided %d, reclaimed %d = out %d + refused %d does not add up", w, r.Decided, r.Reclaimed, r.Out, r.Refused)
+		}
+		var by int64
+		for _, n := range r.RefusedBy {
+			by += n
+		}
+		if by != r.Refused || refusedIn[w] != r.Refused {
+			t.Errorf("window %d: %d refused, %d by reason, %d in %s", w, r.Refused, by, refusedIn[w], SkippedFile)
+		}
+		if d.ResidualPromotions != 0 || d.ResidualSaved != 0 {
+			t.Errorf("window %d: promotions measured %d, predicted %d (refused gaps %d); saved measured %d, predicted %d (refused gaps %d)",
+				w, d.Promotions, d.PredPromotions, d.RefusedPromotions, d.Saved, d.PredSaved, d.RefusedSaved)
+		}
+		if d.RefusedPromotions == 0 && d.RefusedSaved == 0 {
+			clean++
+			if d.Promotions != d.PredPromotions || d.Saved != d.PredSaved {
+				t.Errorf("window %d, untouched by refusals: promotions %d, predicted %d; saved %d, predicted %d", w, d.Promotions, d.PredPromotions, d.Saved, d.PredSaved)
+			}
+		}
+		if d.KernelOut != 0 || d.KernelIn != 0 || d.SwapInOther != 0 {
+			t.Logf("window %d: outside the model: kernel out %d, kernel in %d, other swap-ins %d", w, d.KernelOut, d.KernelIn, d.SwapInOther)
+		}
+		if r.MajFlt >= 0 && r.MajFlt < r.Promotions {
+			t.Errorf("window %d: %d promotions measured but only %d major faults of the workload", w, r.Promotions, r.MajFlt)
+		}
+	}
+	t.Logf("%d of %d windows untouched by refusals; %d pages refused in all", clean, len(c.Windows), tot.Refused)
+}

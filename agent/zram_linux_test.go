@@ -1,0 +1,65 @@
+//go:build linux
+
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// setupZram creates a zram swap device of size bytes for the test and
+// removes it when the test ends (swapoff, then hot_remove), on every path.
+// It touches no swap it did not create: it takes a new device from
+// /sys/class/zram-control/hot_add (loading the zram module with no devices
+// if needed). It skips when not root; under CI=true a failure to set up is
+// a test failure, since CI runs as root.
+func setupZram(t *testing.T, size int64) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: sets up a zram swap device")
+	}
+	fail := t.Skipf
+	if os.Getenv("CI") == "true" {
+		fail = t.Fatalf
+	}
+	const ctl = "/sys/class/zram-control"
+	if _, err := os.Stat(ctl); errors.Is(err, os.ErrNotExist) {
+		if out, err := exec.Command("modprobe", "zram", "num_devices=0").CombinedOutput(); err != nil {
+			fail("no zram: modprobe zram: %v: %s", err, out)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(ctl, "hot_add"))
+	if err != nil {
+		fail("zram hot_add: %v", err)
+	}
+	id := strings.TrimSpace(string(b))
+	dev := "/dev/zram" + id
+	t.Cleanup(func() {
+		if err := os.WriteFile(filepath.Join(ctl, "hot_remove"), []byte(id), 0); err != nil {
+			t.Errorf("zram hot_remove %s: %v", id, err)
+		}
+	})
+	if err := os.WriteFile(fmt.Sprintf("/sys/block/zram%s/disksize", id), []byte(fmt.Sprint(size)), 0); err != nil {
+		fail("zram%s disksize: %v", id, err)
+	}
+	if out, err := exec.Command("mkswap", dev).CombinedOutput(); err != nil {
+		fail("mkswap %s: %v: %s", dev, err, out)
+	}
+	// The highest priority, so that MADV_PAGEOUT writes to this device even
+	// where the machine has swap of its own.
+	if out, err := exec.Command("swapon", "-p", "32767", dev).CombinedOutput(); err != nil {
+		fail("swapon %s: %v: %s", dev, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("swapoff", dev).CombinedOutput(); err != nil {
+			t.Errorf("swapoff %s: %v: %s", dev, err, out)
+		}
+	})
+	t.Logf("swap on %s (%d MiB)", dev, size>>20)
+	return dev
+}
