@@ -133,6 +133,10 @@ const (
 	CauseLimit = "limit"
 	CauseSwap  = "swap"
 	CauseGone  = "gone"
+	// CauseBack: a page the agent put out was found present again without
+	// an access (a swapoff, swap readahead); its line has the window before
+	// the one it was found in, and counts as not reclaimed from then on.
+	CauseBack = "swapped_in"
 )
 
 type agent struct {
@@ -201,7 +205,7 @@ func Run(ctx context.Context, tr Tracker, opt Options) (sum Summary, err error) 
 		return sum, err
 	}
 	if !opt.DryRun {
-		if err := a.checkSwap(); err != nil {
+		if err := CheckSwap(opt.FS); err != nil {
 			return sum, err
 		}
 	}
@@ -337,6 +341,7 @@ func (a *agent) window(k int, win *trace.Window) (Row, []skip, error) {
 	}
 
 	// 2. Measure.
+	var back []skip
 	if err := a.scan(&row); err != nil {
 		return row, nil, err
 	}
@@ -355,7 +360,10 @@ func (a *agent) window(k int, win *trace.Window) (Row, []skip, error) {
 			if p.accessed {
 				row.Promotions++
 			} else {
+				// Back without an access (swapoff, readahead): from the end
+				// of the previous window, as if not reclaimed.
 				row.SwapInOther++
+				back = append(back, skip{uint32(id), CauseBack})
 			}
 		case p.out:
 			row.Saved++
@@ -431,6 +439,7 @@ func (a *agent) window(k int, win *trace.Window) (Row, []skip, error) {
 		return row, nil, err
 	}
 	skipped = append(skipped, sk...)
+	skipped = append(skipped, back...)
 
 	// 6. Frees.
 	for _, id := range win.Freed {
@@ -454,7 +463,7 @@ func (a *agent) window(k int, win *trace.Window) (Row, []skip, error) {
 	a.sum.Decided += row.Decided
 	a.sum.Out += row.Out
 	a.sum.Refused += row.Refused
-	a.sum.Skipped += int64(len(skipped))
+	a.sum.Skipped += int64(len(skipped) - len(back))
 	a.sum.Promotions += row.Promotions
 	a.sum.Saved += row.Saved
 	a.sum.KernelOut += row.KernelOut
@@ -623,9 +632,10 @@ func (a *agent) sloCheck(row *Row) {
 	}
 }
 
-// checkSwap refuses to run without an active swap device.
-func (a *agent) checkSwap() error {
-	sw, err := a.opt.FS.Swaps()
+// CheckSwap returns collect.ErrNoSwap when no swap device is active: the
+// agent then refuses to run (except a dry run).
+func CheckSwap(fsys collect.FS) error {
+	sw, err := fsys.Swaps()
 	if err != nil {
 		return fmt.Errorf("read swaps: %w", err)
 	}
@@ -867,7 +877,11 @@ func (rf *runFiles) write(win *trace.Window, row *Row, skipped []skip) error {
 	}
 	rf.csv.Flush()
 	for _, s := range skipped {
-		if err := rf.skipped.Write([]string{strconv.FormatInt(row.Window, 10), strconv.FormatUint(uint64(s.page), 10), s.cause}); err != nil {
+		w := row.Window
+		if s.cause == CauseBack {
+			w--
+		}
+		if err := rf.skipped.Write([]string{strconv.FormatInt(w, 10), strconv.FormatUint(uint64(s.page), 10), s.cause}); err != nil {
 			return fmt.Errorf("write %s: %w", SkippedFile, err)
 		}
 	}

@@ -38,13 +38,16 @@ func ReadRunInfo(dir string) (RunInfo, error) {
 
 // WindowDiff is one window of the side-by-side: predicted beside measured,
 // and the difference split by cause. For promotions and saved page-windows
-// alike, measured = predicted - refused - skipped + residual:
+// alike, measured = predicted - refused - skipped - back + residual:
 //
 //   - Refused*: what the gaps the policy decided and the kernel refused
 //     (pages still present after MADV_PAGEOUT) would have saved or cost;
 //   - Skipped*: the same for the pages the safety limits kept (dry run,
 //     SLO guard, PSI backoff, page limit, swap floor, a target gone);
-//   - Residual*: what neither explains: tracker slack (accesses the tracker
+//   - Back*: the same for pages the agent put out that came back without an
+//     access in the trace (a swapoff, swap readahead), from the window
+//     before they were found present;
+//   - Residual*: what none of these explains: tracker slack (accesses the tracker
 //     saw at another time than the kernel did, pages it did not see). A
 //     replay has none.
 //
@@ -52,19 +55,29 @@ func ReadRunInfo(dir string) (RunInfo, error) {
 // apart (KernelOut, KernelIn), as are pages the agent put out that came
 // back without an access in the trace (SwapInOther).
 type WindowDiff struct {
-	Window   int
-	Accessed int64
+	Window   int   `json:"window"`
+	Accessed int64 `json:"accessed"`
 
-	PredDecided, Decided       int64
-	PredPromotions, Promotions int64
-	PredSaved, Saved           int64
+	PredDecided    int64 `json:"pred_decided"`
+	Decided        int64 `json:"decided"`
+	PredPromotions int64 `json:"pred_promotions"`
+	Promotions     int64 `json:"promotions"`
+	PredSaved      int64 `json:"pred_saved"`
+	Saved          int64 `json:"saved"`
 
-	Refused                           int64 // pages refused in this window
-	RefusedPromotions, RefusedSaved   int64
-	SkippedPromotions, SkippedSaved   int64
-	ResidualPromotions, ResidualSaved int64
+	Refused            int64 `json:"refused"` // pages refused in this window
+	RefusedPromotions  int64 `json:"refused_promotions"`
+	RefusedSaved       int64 `json:"refused_saved"`
+	SkippedPromotions  int64 `json:"skipped_promotions"`
+	SkippedSaved       int64 `json:"skipped_saved"`
+	BackPromotions     int64 `json:"back_promotions"`
+	BackSaved          int64 `json:"back_saved"`
+	ResidualPromotions int64 `json:"residual_promotions"`
+	ResidualSaved      int64 `json:"residual_saved"`
 
-	KernelOut, KernelIn, SwapInOther int64
+	KernelOut   int64 `json:"kernel_out"`
+	KernelIn    int64 `json:"kernel_in"`
+	SwapInOther int64 `json:"swapin_other"`
 }
 
 // Comparison is a run's side-by-side.
@@ -132,13 +145,17 @@ func Compare(dir string, s policy.Setting) (*Comparison, error) {
 	ev := lifeEvents(t)
 	refProm, refSaved := make([]int64, W+1), make([]int64, W+1)
 	skProm, skSaved := make([]int64, W+1), make([]int64, W+1)
+	bkProm, bkSaved := make([]int64, W+1), make([]int64, W+1)
 	refused := make([]int64, W)
 	for _, sk := range skips {
 		cmp.Causes[sk.cause]++
 		prom, saved := refProm, refSaved
-		if strings.HasPrefix(sk.cause, "refused") {
+		switch {
+		case strings.HasPrefix(sk.cause, "refused"):
 			refused[sk.window]++
-		} else {
+		case sk.cause == CauseBack:
+			prom, saved = bkProm, bkSaved
+		default:
 			prom, saved = skProm, skSaved
 		}
 		j, end := ev.after(sk.page, sk.window, W)
@@ -151,11 +168,12 @@ func Compare(dir string, s policy.Setting) (*Comparison, error) {
 			saved[end]--
 		}
 	}
-	var rs, ss int64
+	var rs, ss, bs int64
 	cmp.MajFlt, cmp.PswpIn, cmp.PswpOut, cmp.RefaultAnon = 0, 0, 0, 0
 	for w := range W {
 		rs += refSaved[w]
 		ss += skSaved[w]
+		bs += bkSaved[w]
 		r := &rows[w]
 		d := WindowDiff{
 			Window: w, Accessed: pred.Accessed[w],
@@ -165,10 +183,11 @@ func Compare(dir string, s policy.Setting) (*Comparison, error) {
 			Refused:           refused[w],
 			RefusedPromotions: refProm[w], RefusedSaved: rs,
 			SkippedPromotions: skProm[w], SkippedSaved: ss,
+			BackPromotions: bkProm[w], BackSaved: bs,
 			KernelOut: r.KernelOut, KernelIn: r.KernelIn, SwapInOther: r.SwapInOther,
 		}
-		d.ResidualPromotions = d.Promotions - (d.PredPromotions - d.RefusedPromotions - d.SkippedPromotions)
-		d.ResidualSaved = d.Saved - (d.PredSaved - d.RefusedSaved - d.SkippedSaved)
+		d.ResidualPromotions = d.Promotions - (d.PredPromotions - d.RefusedPromotions - d.SkippedPromotions - d.BackPromotions)
+		d.ResidualSaved = d.Saved - (d.PredSaved - d.RefusedSaved - d.SkippedSaved - d.BackSaved)
 		cmp.Windows = append(cmp.Windows, d)
 		meas.Promotions[w] = r.Promotions
 		meas.SavedPerWindow[w] = r.Saved
@@ -195,6 +214,8 @@ func Compare(dir string, s policy.Setting) (*Comparison, error) {
 		t.RefusedSaved += d.RefusedSaved
 		t.SkippedPromotions += d.SkippedPromotions
 		t.SkippedSaved += d.SkippedSaved
+		t.BackPromotions += d.BackPromotions
+		t.BackSaved += d.BackSaved
 		t.ResidualPromotions += d.ResidualPromotions
 		t.ResidualSaved += d.ResidualSaved
 		t.KernelOut += d.KernelOut
@@ -339,10 +360,10 @@ func (c *Comparison) Explain() []string {
 		out = append(out, "not reclaimed: "+strings.Join(causes, ", "))
 	}
 	dp, ds := t.Promotions-t.PredPromotions, t.Saved-t.PredSaved
-	out = append(out, fmt.Sprintf("promotions: measured - predicted = %d = -%d (refused pages) - %d (safety limits) + %d (residual)",
-		dp, t.RefusedPromotions, t.SkippedPromotions, t.ResidualPromotions))
-	out = append(out, fmt.Sprintf("saved page-windows: measured - predicted = %d = -%d (refused pages) - %d (safety limits) + %d (residual)",
-		ds, t.RefusedSaved, t.SkippedSaved, t.ResidualSaved))
+	out = append(out, fmt.Sprintf("promotions: measured - predicted = %d = -%d (refused pages) - %d (safety limits) - %d (swapped back in) + %d (residual)",
+		dp, t.RefusedPromotions, t.SkippedPromotions, t.BackPromotions, t.ResidualPromotions))
+	out = append(out, fmt.Sprintf("saved page-windows: measured - predicted = %d = -%d (refused pages) - %d (safety limits) - %d (swapped back in) + %d (residual)",
+		ds, t.RefusedSaved, t.SkippedSaved, t.BackSaved, t.ResidualSaved))
 	exact := 0
 	for _, d := range c.Windows {
 		if d.ResidualPromotions == 0 && d.ResidualSaved == 0 {
@@ -377,11 +398,11 @@ func counter(v int64) string {
 func (c *Comparison) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"window", "accessed", "pred_decided", "decided", "pred_promotions", "promotions", "pred_saved", "saved",
-		"refused", "refused_promotions", "refused_saved", "skipped_promotions", "skipped_saved",
+		"refused", "refused_promotions", "refused_saved", "skipped_promotions", "skipped_saved", "back_promotions", "back_saved",
 		"residual_promotions", "residual_saved", "kernel_out", "kernel_in", "swapin_other"})
 	for _, d := range c.Windows {
 		rec := []int64{int64(d.Window), d.Accessed, d.PredDecided, d.Decided, d.PredPromotions, d.Promotions, d.PredSaved, d.Saved,
-			d.Refused, d.RefusedPromotions, d.RefusedSaved, d.SkippedPromotions, d.SkippedSaved,
+			d.Refused, d.RefusedPromotions, d.RefusedSaved, d.SkippedPromotions, d.SkippedSaved, d.BackPromotions, d.BackSaved,
 			d.ResidualPromotions, d.ResidualSaved, d.KernelOut, d.KernelIn, d.SwapInOther}
 		s := make([]string, len(rec))
 		for i, v := range rec {
@@ -391,4 +412,35 @@ func (c *Comparison) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// WriteJSON writes the comparison as one JSON object: the setting, the
+// totals, the PR statistics of both sides, the explanation and the windows.
+func (c *Comparison) WriteJSON(w io.Writer) error {
+	stats := func(r *result.Result) map[string]float64 {
+		return map[string]float64{
+			"promotions": float64(r.TotalPromotions()), "saved": float64(r.Saved),
+			"max_pr": r.MaxPR(), "p99_pr": r.Percentile(99), "p98_pr": r.Percentile(98),
+			"mean_pr": r.MeanPR(), "savings": r.Savings(),
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Setting     string             `json:"setting"`
+		Window      string             `json:"window"`
+		Tracker     string             `json:"tracker"`
+		Kernel      string             `json:"kernel"`
+		Predicted   map[string]float64 `json:"predicted"`
+		Measured    map[string]float64 `json:"measured"`
+		Total       WindowDiff         `json:"total"`
+		Causes      map[string]int64   `json:"causes"`
+		MajFlt      int64              `json:"majflt"`
+		PswpIn      int64              `json:"pswpin"`
+		PswpOut     int64              `json:"pswpout"`
+		RefaultAnon int64              `json:"refault_anon"`
+		Explain     []string           `json:"explain"`
+		Windows     []WindowDiff       `json:"windows"`
+	}{c.Info.Setting, c.Info.Window, c.Info.Tracker, c.Info.Kernel, stats(c.Predicted), stats(c.Measured),
+		c.Total, c.Causes, c.MajFlt, c.PswpIn, c.PswpOut, c.RefaultAnon, c.Explain(), c.Windows})
 }

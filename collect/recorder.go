@@ -392,6 +392,18 @@ func (r *Recorder) scan(k int) (bool, error) {
 
 var errProcessGone = errors.New("process gone")
 
+// Scan performs scan k now, for a caller that keeps the window clock itself
+// (mdk agent): scans are numbered 0, 1, ... in order, as in [Recorder.Run].
+// For k > 0 it returns window k-1, owned by the recorder until the next
+// Scan; alive reports whether any target still exists.
+func (r *Recorder) Scan(k int) (win *trace.Window, alive bool, err error) {
+	alive, err = r.scan(k)
+	if err != nil || k == 0 {
+		return nil, alive, err
+	}
+	return &r.win, alive, nil
+}
+
 // skipMapping reports whether a mapping holds no pages idle tracking can
 // follow: the kernel's own pages, which are never on an LRU list.
 func skipMapping(m Mapping) bool {

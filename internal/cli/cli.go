@@ -71,6 +71,8 @@ var commands = []func(*env) *cobra.Command{
 	newTuneCmd,
 	newImportCmd,
 	newFleetCmd,
+	newAgentCmd,
+	newWorkloadCmd,
 }
 
 const rootLong = `mdk, the Memory Designer's Kit, computes what proactive memory-reclamation

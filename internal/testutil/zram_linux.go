@@ -1,6 +1,6 @@
 //go:build linux
 
-package agent
+package testutil
 
 import (
 	"errors"
@@ -9,16 +9,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
-// setupZram creates a zram swap device of size bytes for the test and
+// SetupZram creates a zram swap device of size bytes for the test and
 // removes it when the test ends (swapoff, then hot_remove), on every path.
 // It touches no swap it did not create: it takes a new device from
 // /sys/class/zram-control/hot_add (loading the zram module with no devices
 // if needed). It skips when not root; under CI=true a failure to set up is
-// a test failure, since CI runs as root.
-func setupZram(t *testing.T, size int64) string {
+// a test failure, since CI runs as root. Tests that call it run one at a
+// time on the machine (a lock file in the temporary directory).
+func SetupZram(t testing.TB, size int64) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: sets up a zram swap device")
@@ -27,6 +29,19 @@ func setupZram(t *testing.T, size int64) string {
 	if os.Getenv("CI") == "true" {
 		fail = t.Fatalf
 	}
+	// One zram test at a time on the machine, across test processes: the
+	// kernel spreads swap over devices of equal priority and fills a higher
+	// one first, so another test's swapoff would swap this test's pages
+	// back in.
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mdk-zram-test.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		fail("zram test lock: %v", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		fail("zram test lock: %v", err)
+	}
+	t.Cleanup(func() { lock.Close() }) // runs last: after swapoff and hot_remove
 	const ctl = "/sys/class/zram-control"
 	if _, err := os.Stat(ctl); errors.Is(err, os.ErrNotExist) {
 		if out, err := exec.Command("modprobe", "zram", "num_devices=0").CombinedOutput(); err != nil {

@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"mdk/agent"
+	"mdk/collect"
+	"mdk/policy"
+	"mdk/trace"
+)
+
+type agentOptions struct {
+	pids        []int
+	cgroup      string
+	replay      string
+	tracker     string
+	spec        string
+	model       string
+	window      time.Duration
+	duration    time.Duration
+	out         string
+	dryRun      bool
+	maxPages    int
+	psi         float64
+	psiFile     string
+	slo         float64
+	sloWindows  int
+	swapFloor   int64
+	metricsAddr string
+	log         string
+	proc, sys   string
+	lock        int
+}
+
+func newAgentCmd(e *env) *cobra.Command {
+	var o agentOptions
+	d := agent.DefaultOptions
+	cmd := &cobra.Command{
+		Use:   "agent (--pid PID... | --cgroup PATH | --replay TRACE) --policy SPEC --window D -o RUN",
+		Short: "Apply a policy to live processes and measure what it really saves and costs",
+		Long: `Agent applies one policy setting to running processes and measures, window
+by window, what it really saves and costs; mdk agent compare RUN then sets
+the simulator's prediction on the observed trace beside it. docs/agent.md is
+the manual.
+
+One loop wakes once per window. For all targets together it takes the
+window's accesses from the tracker, reads pagemap to see what became of the
+pages it reclaimed (present again and accessed: a promotion; still out: a
+saved page-window), decides with the policy's own code (the simulator's),
+reclaims the chosen pages with process_madvise(MADV_PAGEOUT) through a pidfd,
+and re-reads pagemap to confirm what went out; pages still present are
+refused, with the reason where /proc/kpageflags tells it.
+
+Trackers: --pid/--cgroup use idle page tracking (--tracker idle, the scanner
+of mdk record; needs CONFIG_IDLE_PAGE_TRACKING) and run age, paw, pace and
+lopp. --replay TRACE starts mdk workload replay TRACE, which touches the
+trace's pages on the agent's window clock, and takes the trace as the access
+signal: every policy, vmin and opp included, runs for real. A cgroup's
+processes are read once, at the start.
+
+RUN is a directory: trace.mdkt (the observed trace), measured.csv (one row
+per window; the same rows as JSON lines to --log), skipped.csv (pages
+decided but not reclaimed, with the cause), run.json (the setting). Each file
+is written under a temporary name and renamed at the end; Ctrl-C and SIGTERM
+end the run with every completed window written.
+
+Safety: --dry-run decides and measures and reclaims nothing; at most
+--max-pages pages per window; no reclaim in a window when memory pressure
+(PSI some avg10 of --psi-file, default /proc/pressure/memory) is above
+--psi; no reclaim while the measured promotion rate has been above --slo for
+--slo-windows windows; swap free never below --swap-floor; without active
+swap the agent refuses to start. The agent never signals, pauses or writes
+to its targets. A target that exits ends its part; when all have, the run
+ends. --metrics-addr serves the per-window numbers and the agent's cost to
+Prometheus.
+
+Needs root (CAP_SYS_NICE for process_madvise, CAP_SYS_ADMIN for idle page
+tracking and /proc/kpageflags) and Linux 5.10.
+
+EXIT STATUS
+  0    the run ended (duration, targets exited, trace replayed, Ctrl-C)
+  1    the run failed: no swap, no such process, no permission, no idle page
+       tracking, not Linux, I/O error
+  2    bad command line`,
+		Example: `  sudo mdk agent --replay app.mdkt --policy age:A=2 --window 2s -o run-age
+  sudo mdk agent --pid 1234 --policy 'paw:P=4,wait=2' --window 30s --duration 2h -o run-paw --metrics-addr :9110
+  sudo mdk agent --cgroup /sys/fs/cgroup/db.slice --policy age:A=10m --dry-run -o dry
+  mdk agent compare run-age`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(e, o) },
+	}
+	f := cmd.Flags()
+	f.IntSliceVar(&o.pids, "pid", nil, "apply the policy to process `PID` (repeatable)")
+	f.StringVar(&o.cgroup, "cgroup", "", "apply the policy to the processes of the cgroup directory `PATH`")
+	f.StringVar(&o.replay, "replay", "", "replay `TRACE` in a workload process (the replay tracker)")
+	f.StringVar(&o.tracker, "tracker", "idle", "tracker of live processes: `idle`")
+	f.StringVar(&o.spec, "policy", "", "the policy setting `SPEC` (one setting, e.g. age:A=2)")
+	f.StringVar(&o.model, "model", "", "L-OPP model `FILE` for a lopp setting")
+	f.DurationVar(&o.window, "window", trace.DefaultWindow, "window `length`: the agent wakes once per window")
+	f.DurationVar(&o.duration, "duration", 0, "stop after this `duration` (default: until the targets exit, the trace ends, or Ctrl-C)")
+	f.StringVarP(&o.out, "output", "o", "", "run `DIR` to write")
+	f.BoolVar(&o.dryRun, "dry-run", false, "decide and measure, reclaim nothing")
+	f.IntVar(&o.maxPages, "max-pages", d.MaxPages, "reclaim at most `N` pages per window")
+	f.Float64Var(&o.psi, "psi", d.PSIThreshold, "reclaim nothing in a window when memory PSI some avg10 is above this `percent` (0: off)")
+	f.StringVar(&o.psiFile, "psi-file", "", "pressure `FILE` (a cgroup's memory.pressure; default <proc>/pressure/memory)")
+	f.Float64Var(&o.slo, "slo", 0, "promotion-rate `SLO` (fraction of accessed pages); stop reclaiming while broken (0: off)")
+	f.IntVar(&o.sloWindows, "slo-windows", d.SLOWindows, "consecutive `windows` over --slo that stop reclaiming")
+	f.Int64Var(&o.swapFloor, "swap-floor", d.SwapFloorBytes, "keep at least `BYTES` of swap free")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (host:port) at /metrics")
+	f.StringVar(&o.log, "log", "-", "JSON lines of every window to `FILE` (- standard error, empty: none)")
+	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", "/proc"), "procfs mount point `DIR` ($MDK_PROC)")
+	f.StringVar(&o.sys, "sys", envOr("MDK_SYS", "/sys"), "sysfs mount point `DIR` ($MDK_SYS)")
+	f.IntVar(&o.lock, "replay-lock", 0, "the replay workload mlocks its first `N` pages (to see refusals)")
+	cmd.AddCommand(newAgentCompareCmd(e))
+	return cmd
+}
+
+func runAgent(e *env, o agentOptions) error {
+	targets := 0
+	if len(o.pids) > 0 {
+		targets++
+	}
+	if o.cgroup != "" {
+		targets++
+	}
+	if o.replay != "" {
+		targets++
+	}
+	if targets != 1 {
+		return usagef("give one of --pid PID (repeatable), --cgroup PATH or --replay TRACE")
+	}
+	if o.out == "" {
+		return usagef("agent needs -o RUN (a directory)")
+	}
+	if o.spec == "" {
+		return usagef("agent needs --policy SPEC")
+	}
+	if o.window <= 0 {
+		return usagef("--window must be positive, got %v", o.window)
+	}
+	if o.duration < 0 || o.duration > 0 && o.duration < o.window {
+		return usagef("--duration %v is shorter than one --window (%v)", o.duration, o.window)
+	}
+	if o.maxPages < 0 || o.sloWindows < 1 || o.psi < 0 || o.slo < 0 || o.swapFloor < 0 {
+		return usagef("--max-pages, --psi, --slo and --swap-floor must not be negative, --slo-windows at least 1")
+	}
+	ss, err := parseSpecs([]string{o.spec}, o.window, o.model)
+	if err != nil {
+		return err
+	}
+	if len(ss) != 1 {
+		return usagef("--policy %s is %d settings; the agent applies one", o.spec, len(ss))
+	}
+	fsys := collect.NewFS(o.proc, o.sys)
+	opt := agent.DefaultOptions
+	opt.Setting, opt.Window, opt.DryRun, opt.MaxPages = ss[0], o.window, o.dryRun, o.maxPages
+	opt.PSIThreshold, opt.PSIPath, opt.SLO, opt.SLOWindows = o.psi, o.psiFile, o.slo, o.sloWindows
+	opt.SwapFloorBytes, opt.Model, opt.FS, opt.Dir = o.swapFloor, o.model, fsys, o.out
+	if o.duration > 0 {
+		opt.Windows = int(o.duration / o.window)
+	}
+	switch o.log {
+	case "":
+	case "-":
+		opt.Log = e.stderr
+	default:
+		f, err := os.Create(o.log)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opt.Log = f
+	}
+	if o.metricsAddr != "" {
+		m := agent.NewMetrics(policy.String(ss[0]))
+		reg := prometheus.NewRegistry()
+		if err := m.Register(reg); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", o.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		fmt.Fprintf(e.stderr, "mdk agent: metrics on http://%s/metrics\n", ln.Addr())
+		opt.Metrics = m
+	}
+
+	if !o.dryRun {
+		if err := agent.CheckSwap(fsys); err != nil {
+			return err
+		}
+	}
+	var tr agent.Tracker
+	switch {
+	case o.replay != "":
+		rd, c, err := trace.Open(o.replay)
+		if err != nil {
+			return err
+		}
+		t, err := trace.ReadAll(rd)
+		c.Close()
+		if err != nil {
+			return err
+		}
+		argv, err := agent.WorkloadArgv(o.replay)
+		if err != nil {
+			return err
+		}
+		if o.lock > 0 {
+			argv = append(argv, fmt.Sprintf("--lock=%d", o.lock))
+		}
+		r, err := agent.StartReplay(t, argv, e.stderr)
+		if err != nil {
+			return err
+		}
+		tr = r
+	default:
+		if o.tracker != "idle" {
+			return usagef("--tracker %q: the live tracker is idle (DAMON's is not wired to the agent yet)", o.tracker)
+		}
+		pids := o.pids
+		if o.cgroup != "" {
+			if pids, err = fsys.CgroupProcs(o.cgroup); err != nil {
+				return fmt.Errorf("cgroup %s: %w", o.cgroup, err)
+			}
+			if len(pids) == 0 {
+				return fmt.Errorf("cgroup %s has no processes", o.cgroup)
+			}
+			opt.Cgroup = o.cgroup
+		}
+		it, err := agent.NewIdle(fsys, pids, o.window)
+		if err != nil {
+			return err
+		}
+		tr = it
+	}
+	ctx := e.ctx
+	sum, err := agent.Run(ctx, tr, opt)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "mdk agent: %d windows to %s: %d pages decided, %d out, %d refused, %d skipped; %d promotions, %d saved page-windows; agent CPU %v\n",
+		sum.Windows, o.out, sum.Decided, sum.Out, sum.Refused, sum.Skipped, sum.Promotions, sum.Saved, sum.CPU.Round(time.Microsecond))
+	return nil
+}
+
+func newAgentCompareCmd(e *env) *cobra.Command {
+	var format, model string
+	cmd := &cobra.Command{
+		Use:   "compare RUN",
+		Short: "Set the simulator's prediction on the observed trace beside what the agent measured",
+		Long: `Compare reads the run directory RUN of mdk agent, runs the reference
+simulator on the trace the agent observed (RUN/trace.mdkt) with the same
+setting (RUN/run.json), and prints predicted beside measured, per window and
+in total: pages decided, promotions, saved page-windows, the PR statistics
+and savings. Every difference is split by its cause: the pages the kernel
+refused, the pages the safety limits kept, and what neither explains
+(tracker slack; zero for a replay). Pages the kernel swapped by itself are
+outside the model and shown apart, as are the kernel's own counters (major
+faults of the targets, pswpin, the memory cgroup's workingset_refault_anon).
+
+--format text (a table and the explanation), csv (per window) or json.
+
+EXIT STATUS
+  0    printed
+  1    RUN is missing or damaged
+  2    bad command line`,
+		Example: `  mdk agent compare run-age
+  mdk agent compare run-age --format csv > side-by-side.csv`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := compareRun(args[0], model)
+			if err != nil {
+				return err
+			}
+			return writeComparison(e.stdout, c, format)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output `format`: text, csv or json")
+	cmd.Flags().StringVar(&model, "model", "", "L-OPP model `FILE` of a lopp run (default: the one in run.json)")
+	return cmd
+}
+
+// compareRun reads RUN's setting and compares.
+func compareRun(dir, model string) (*agent.Comparison, error) {
+	info, err := agent.ReadRunInfo(dir)
+	if err != nil {
+		return nil, err
+	}
+	window, err := time.ParseDuration(info.Window)
+	if err != nil {
+		return nil, fmt.Errorf("%s/run.json: window %q: %w", dir, info.Window, err)
+	}
+	if model == "" {
+		model = info.Model
+	}
+	ss, err := parseSpecs([]string{info.Setting}, window, model)
+	if err != nil {
+		return nil, err
+	}
+	return agent.Compare(dir, ss[0])
+}
+
+func writeComparison(w io.Writer, c *agent.Comparison, format string) error {
+	switch format {
+	case "text":
+		return c.WriteText(w)
+	case "csv":
+		return c.WriteCSV(w)
+	case "json":
+		return c.WriteJSON(w)
+	}
+	return usagef("--format %q: expected text, csv or json", format)
+}

@@ -1,0 +1,57 @@
+//go:build linux
+
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mdk/internal/testutil"
+)
+
+// TestAgentReplayCLI runs mdk gen, mdk agent --replay (on zram swap the test
+// sets up), and mdk agent compare, in-process, the workload being this test
+// binary as mdk: the agent's measurement equals the simulator's prediction.
+func TestAgentReplayCLI(t *testing.T) {
+	testutil.SetupZram(t, 128<<20)
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "w.mdkt")
+	if code, _, stderr := run(t, "", "gen", "--model", "zipf", "--pages", "2000", "--windows", "6", "--window", "1s", "-o", tr); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr)
+	}
+	t.Setenv("MDK_CLI_AS_MDK", "1")
+	runDir := filepath.Join(dir, "run")
+	code, _, stderr := run(t, "", "agent", "--replay", tr, "--policy", "age:A=1", "--window", "1s", "--psi", "0", "--log", "", "-o", runDir)
+	if code != 0 {
+		t.Fatalf("agent: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "mdk agent: 6 windows") {
+		t.Errorf("summary line missing: %q", stderr)
+	}
+	for _, f := range []string{"trace.mdkt", "measured.csv", "skipped.csv", "run.json"} {
+		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+			t.Errorf("run directory: %v", err)
+		}
+	}
+	code, stdout, stderr := run(t, "", "agent", "compare", runDir, "--format", "json")
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	c := readCompare(t, stdout)
+	tot := c.TotalRaw
+	if tot["decided"] == 0 || tot["decided"] != tot["pred_decided"] {
+		t.Errorf("decided %d, the simulator %d", tot["decided"], tot["pred_decided"])
+	}
+	if tot["residual_promotions"] != 0 || tot["residual_saved"] != 0 {
+		t.Errorf("unexplained differences: %v", tot)
+	}
+	if tot["refused"] == 0 && (c.Measured["promotions"] != c.Predicted["promotions"] || c.Measured["saved"] != c.Predicted["saved"]) {
+		t.Errorf("no page refused, yet measured %v differs from predicted %v", c.Measured, c.Predicted)
+	}
+	code, stdout, _ = run(t, "", "agent", "compare", runDir)
+	if code != 0 || !strings.Contains(stdout, "windows fully explained (residual 0): 6 of 6") {
+		t.Errorf("compare text: exit %d\n%s", code, stdout)
+	}
+}
