@@ -121,7 +121,7 @@ type page struct {
 	accessed bool // accessed in the current window
 	last     int
 	prior    int
-	features [6]int
+	features policy.Features
 	next     int // index in the oracle's gaps of the gap starting at last
 }
 
@@ -486,13 +486,11 @@ func touch(p *page, k int, newLife bool) {
 	if newLife {
 		p.alive = true
 		p.prior = trace.Inf
-		p.features = [6]int{-1, -1, -1, -1, -1, -1}
 	} else {
 		p.prior = k - p.last
-		copy(p.features[1:], p.features[:5])
-		p.features[0] = p.prior
 		p.next++
 	}
+	p.features = p.features.Next(p.prior)
 	p.last = k
 }
 
