@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -108,6 +107,15 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	for _, mk := range commands {
 		root.AddCommand(mk(e))
 	}
+	// Cobra types none of its own command-line errors, so each is marked
+	// where it arises: flag errors by the flag error function above,
+	// argument counts by exactArgs, and an unknown command here, by
+	// resolving the command line the way Execute will.
+	root.InitDefaultHelpCmd()
+	if _, _, err := root.Find(args); err != nil {
+		fmt.Fprintf(stderr, "mdk: %v\n", err)
+		return ExitUsage
+	}
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
@@ -120,21 +128,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ee.code
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupt
-	case errors.As(err, &ue), isCobraUsage(err):
+	case errors.As(err, &ue):
 		return ExitUsage
 	}
 	return ExitError
-}
-
-// isCobraUsage recognises cobra's own command-line errors, which it does not type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // exactArgs is cobra.ExactArgs returning a usage error.

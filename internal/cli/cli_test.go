@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,5 +151,32 @@ func TestDemo(t *testing.T) {
 	}
 	if rows := strings.Count(string(b), "\n"); rows != 298 {
 		t.Errorf("curves.csv has %d lines, want 297 settings + header", rows)
+	}
+}
+
+// TestUsageErrorsByType: the exit code of an error depends on where it
+// arose, not on its words. Cobra's own command-line mistakes exit 2; a
+// failing command exits 1 even when its message quotes words cobra uses
+// (here a missing file named like a cobra error).
+func TestUsageErrorsByType(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "unknown flag: --x invalid argument")
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"bogus"}, ExitUsage, `unknown command "bogus" for "mdk"`},
+		{[]string{"sim", "--bogus"}, ExitUsage, "unknown flag: --bogus"},
+		{[]string{"sim", "-Z"}, ExitUsage, "unknown shorthand flag: 'Z'"},
+		{[]string{"mpc", "--x"}, ExitUsage, "flag needs an argument: --x"},
+		{[]string{"gen", "--pages", "many"}, ExitUsage, "invalid argument"},
+		{[]string{"stats"}, ExitUsage, "stats takes 1 argument(s), got 0"},
+		{[]string{"stats", missing}, ExitError, "no such file"},
+		{[]string{"help", "sim"}, ExitOK, ""},
+	} {
+		code, _, stderr := run(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("mdk %v: exit %d (%q), want %d with %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
 	}
 }
