@@ -1,26 +1,31 @@
 // Package sim is mdk's reference simulator: the ground truth that every
 // faster engine is checked against.
 //
-// It runs one policy setting over a whole trace held in memory, window by
+// It runs policy settings over a whole trace held in memory, window by
 // window, as a literal state machine over resident and absent pages (SPEC
 // sections 1 and 2). It is written for clarity, not speed: each window it
-// visits every alive page. It does not use trace.Walker; it applies the
+// visits every alive page. Several settings run side by side in one pass:
+// a page's life (alive, last touch, prior reuse distances) does not depend
+// on the setting, so they share it, and each setting keeps only which pages
+// are resident and its decider. It does not use trace.Walker; it applies the
 // life semantics of SPEC section 1 itself, so that the engines built on the
 // Walker are checked against an independent reading of the spec.
 package sim
 
 import (
+	"context"
 	"fmt"
+	"slices"
 
 	"mdk/policy"
 	"mdk/result"
 	"mdk/trace"
 )
 
-// page is the simulator's state of one page.
+// page is the simulator's state of one page's life, the same for every
+// setting.
 type page struct {
 	alive    bool
-	resident bool
 	last     int             // last touch of the current life
 	prior    int             // prior reuse distance at last (trace.Inf on the first touch)
 	features policy.Features // features at last (what L-OPP scores)
@@ -54,43 +59,75 @@ func windowEvents(w *trace.Window) events {
 	return ev
 }
 
-// Run simulates setting s on trace t.
-func Run(t *trace.Trace, s policy.Setting) *result.Result { return RunObserved(t, s, nil) }
+// Observer watches a run of RunAll as it happens.
+type Observer interface {
+	// Reclaimed: setting i (an index into RunAll's settings) reclaimed
+	// page's gap that started with the touch in window start, at the end
+	// of window at.
+	Reclaimed(i int, page uint32, start, at int)
+	// GapEnded: page's gap that started in window start has ended (the
+	// page was accessed or freed, or the trace ended). No setting reclaims
+	// it after this call, and every reclaim of it came before.
+	GapEnded(page uint32, start int)
+}
 
-// RunObserved is Run, calling reclaimed (if not nil) for every reclaim: the
-// page, the touch that started the gap, and the window at whose end the
-// page was reclaimed. mdk verify uses it to check the eviction-decisions and
-// eviction-times properties.
-func RunObserved(t *trace.Trace, s policy.Setting, reclaimed func(page uint32, start, at int)) *result.Result {
+// Run simulates setting s on trace t.
+func Run(t *trace.Trace, s policy.Setting) *result.Result {
+	rs, _ := RunAll(context.Background(), t, []policy.Setting{s}, nil)
+	return rs[0]
+}
+
+// RunAll simulates every setting of ss on trace t, side by side in one pass
+// over the windows, and calls obs (if not nil) for every reclaim and every
+// gap's end; mdk verify uses it to check the nesting properties. Memory is
+// the trace, its gaps, and per setting a resident flag per page and the
+// per-window counts. It stops with ctx's error between windows.
+func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observer) ([]*result.Result, error) {
 	W := len(t.Windows)
 	pages := make([]page, len(t.Pages))
 	evs := make([]events, W)
-	res := &result.Result{
-		Policy:     s.Policy(),
-		Params:     s.Params(),
-		Promotions: make([]int64, W),
-		Accessed:   make([]int64, W),
-		PageSize:   int64(t.Header.PageSize),
-
-		SavedPerWindow: make([]int64, W),
-		AlivePerWindow: make([]int64, W),
-	}
+	accessed := make([]int64, W)
 	for w := range t.Windows {
 		evs[w] = windowEvents(&t.Windows[w])
-		res.Accessed[w] = int64(len(t.Windows[w].Accessed))
+		accessed[w] = int64(len(t.Windows[w].Accessed))
 	}
 	oracle(pages, evs)
 
-	dec := s.NewDecider(res.Accessed)
+	res := make([]*result.Result, len(ss))
+	resident := make([][]bool, len(ss)) // resident[i][id]: page id is resident under setting i
+	decs := make([]policy.Decider, len(ss))
+	for i, s := range ss {
+		res[i] = &result.Result{
+			Policy:     s.Policy(),
+			Params:     s.Params(),
+			Promotions: make([]int64, W),
+			Accessed:   slices.Clone(accessed),
+			PageSize:   int64(t.Header.PageSize),
+
+			SavedPerWindow: make([]int64, W),
+			AlivePerWindow: make([]int64, W),
+		}
+		resident[i] = make([]bool, len(pages))
+		decs[i] = s.NewDecider(res[i].Accessed)
+	}
 	var st policy.PageState
 	for k := 0; k < W; k++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		ev := evs[k]
 		// 1. Accesses: an absent alive page is promoted; a page not alive
 		//    starts a life (its first access is compulsory).
 		for _, id := range ev.accessed {
 			p := &pages[id]
-			if p.alive && !p.resident {
-				res.Promotions[k]++
+			for i := range ss {
+				if p.alive && !resident[i][id] {
+					res[i].Promotions[k]++
+				}
+				resident[i][id] = true
+			}
+			if p.alive && obs != nil {
+				obs.GapEnded(id, p.last)
 			}
 			touch(p, k, !p.alive)
 		}
@@ -98,41 +135,47 @@ func RunObserved(t *trace.Trace, s policy.Setting, reclaimed func(page uint32, s
 		for _, id := range ev.born {
 			if p := &pages[id]; !p.alive {
 				touch(p, k, true)
+				for i := range ss {
+					resident[i][id] = true
+				}
 			}
 		}
-		// 3. Every alive page is alive in this window; every absent one
-		//    saves it.
-		for id := range pages {
-			p := &pages[id]
-			if !p.alive {
-				continue
+		for i := range ss {
+			r, res := resident[i], res[i]
+			// 3. Every alive page is alive in this window; every absent
+			//    one saves it.
+			for id := range pages {
+				if !pages[id].alive {
+					continue
+				}
+				res.AlivePerWindow[k]++
+				if !r[id] {
+					res.SavedPerWindow[k]++
+				}
 			}
-			res.AlivePerWindow[k]++
-			if !p.resident {
-				res.SavedPerWindow[k]++
-			}
-		}
-		// 4. At the end of the window the policy may reclaim resident
-		//    pages. Pages are visited in dense-ID order; only OPP's shared
-		//    budgets could care, and all pages it may reclaim now were
-		//    touched in this very window, so their order does not matter.
-		for id := range pages {
-			p := &pages[id]
-			if !p.alive || !p.resident {
-				continue
-			}
-			g := p.gaps[p.next]
-			if g.start != p.last {
-				panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.last, g.start))
-			}
-			st = policy.PageState{
-				Page: uint32(id), Now: k, LastTouch: p.last, Prior: p.prior,
-				Idle: g.idle, Closed: g.closed, Features: p.features,
-			}
-			if dec.Reclaim(&st) {
-				p.resident = false
-				if reclaimed != nil {
-					reclaimed(uint32(id), p.last, k)
+			// 4. At the end of the window the policy may reclaim resident
+			//    pages. Pages are visited in dense-ID order; only OPP's
+			//    shared budgets could care, and all pages it may reclaim
+			//    now were touched in this very window, so their order does
+			//    not matter.
+			for id := range pages {
+				p := &pages[id]
+				if !p.alive || !r[id] {
+					continue
+				}
+				g := p.gaps[p.next]
+				if g.start != p.last {
+					panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.last, g.start))
+				}
+				st = policy.PageState{
+					Page: uint32(id), Now: k, LastTouch: p.last, Prior: p.prior,
+					Idle: g.idle, Closed: g.closed, Features: p.features,
+				}
+				if decs[i].Reclaim(&st) {
+					r[id] = false
+					if obs != nil {
+						obs.Reclaimed(i, uint32(id), p.last, k)
+					}
 				}
 			}
 		}
@@ -140,17 +183,31 @@ func RunObserved(t *trace.Trace, s policy.Setting, reclaimed func(page uint32, s
 		//    is ignored.
 		for _, id := range ev.freed {
 			if p := &pages[id]; p.alive {
+				if obs != nil {
+					obs.GapEnded(id, p.last)
+				}
 				p.alive = false
-				p.resident = false
 				p.next++
+				for i := range ss {
+					resident[i][id] = false
+				}
 			}
 		}
 	}
-	for k := range W {
-		res.Saved += res.SavedPerWindow[k]
-		res.Alive += res.AlivePerWindow[k]
+	if obs != nil {
+		for id := range pages {
+			if p := &pages[id]; p.alive {
+				obs.GapEnded(uint32(id), p.last)
+			}
+		}
 	}
-	return res
+	for _, r := range res {
+		for k := range W {
+			r.Saved += r.SavedPerWindow[k]
+			r.Alive += r.AlivePerWindow[k]
+		}
+	}
+	return res, nil
 }
 
 // touch records a touch of p in window k; newLife starts a life.
@@ -163,7 +220,6 @@ func touch(p *page, k int, newLife bool) {
 		p.next++
 	}
 	p.features = p.features.Next(p.prior)
-	p.resident = true
 	p.last = k
 }
 
