@@ -203,24 +203,14 @@ func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter fu
 }
 
 // RunExactFile is [RunExact] writing the trace file out, in the format its
-// extension names. The file is created only once valgrind has started.
+// extension names. The file is written beside out and renamed to out once
+// the first window is complete: a run that fails before that leaves an
+// existing out as it was.
 func RunExactFile(ctx context.Context, opt ExactOptions, argv []string, out string) (ExactResult, error) {
-	format, err := trace.FormatForPath(out)
+	tf, err := newTraceFile(out)
 	if err != nil {
 		return ExactResult{}, err
 	}
-	var f *os.File
-	res, err := RunExact(ctx, opt, argv, func(h trace.Header) (trace.Writer, error) {
-		var err error
-		if f, err = os.Create(out); err != nil {
-			return nil, err
-		}
-		return format.NewWriter(f, h)
-	})
-	if f != nil {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}
-	return res, err
+	res, err := RunExact(ctx, opt, argv, tf.newWriter)
+	return res, tf.finish(err)
 }

@@ -9,10 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"mdk/internal/outfile"
 	"mdk/trace"
 )
 
@@ -604,36 +604,26 @@ func (r *Recorder) compare(sp uint32, s *space, first bool) {
 }
 
 // RecordFile records to the trace file out, in the format its extension
-// names, and returns the summary. On a clean end (duration, targets exited,
-// ctx) it rewrites the file once more so that the header's description also
-// holds the cost summary and every space's pid; if the recorder is killed,
-// the file holds every completed window with the description known at the
-// start.
+// names, and returns the summary. The file is written beside out and
+// renamed to out once the first window is complete, so a recording that
+// fails before that leaves an existing out as it was. On a clean end
+// (duration, targets exited, ctx) it rewrites the file once more so that
+// the header's description also holds the cost summary and every space's
+// pid; if the recorder is killed, the file holds every completed window
+// with the description known at the start.
 func (r *Recorder) RecordFile(ctx context.Context, out string) (Summary, error) {
-	format, err := trace.FormatForPath(out)
+	tf, err := newTraceFile(out)
 	if err != nil {
 		return Summary{}, err
 	}
-	var f *os.File
-	sum, err := r.Run(ctx, func(h trace.Header) (trace.Writer, error) {
-		var err error
-		if f, err = os.Create(out); err != nil {
-			return nil, err
-		}
-		return format.NewWriter(f, h)
-	})
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	sum, err := r.Run(ctx, tf.newWriter)
+	if err = tf.finish(err); err != nil {
 		return sum, err
 	}
-	if f == nil {
+	if tf.f == nil {
 		return sum, nil
 	}
-	if ferr := finalize(out, format, r.header().Source+"; "+sum.String()); ferr != nil {
+	if ferr := finalize(out, tf.format, r.header().Source+"; "+sum.String()); ferr != nil {
 		fmt.Fprintf(r.opt.Log, "mdk record: warning: could not add the summary to %s: %v (the trace itself is complete)\n", out, ferr)
 	}
 	return sum, nil
@@ -648,21 +638,17 @@ func finalize(path string, format *trace.Format, source string) error {
 	defer c.Close()
 	h := rd.Header()
 	h.Source = source
-	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
-	f, err := os.Create(tmp)
+	f, err := outfile.Create(path)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
+	defer f.Abort()
 	w, err := format.NewWriter(f, h)
 	if err == nil {
 		_, err = trace.Copy(w, rd)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return f.Commit()
 }

@@ -265,9 +265,9 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string]*bytes.Buffer{}
-	err = f.WriteFiles(func(name string) (io.WriteCloser, error) {
-		files[name] = new(bytes.Buffer)
-		return nopCloser{files[name]}, nil
+	err = f.WriteFiles(func(name string, data []byte) error {
+		files[name] = bytes.NewBuffer(data)
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

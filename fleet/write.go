@@ -17,9 +17,9 @@ var Files = []string{"fleet.json", "settings.csv", "policies.csv", "jobs.csv", "
 func ff(x float64) string { return result.FormatFloat(x) }
 func fi(x int64) string   { return strconv.FormatInt(x, 10) }
 
-// WriteFiles writes the fleet's files (docs/fleet.md), each through create
-// (which opens a file of that name for writing, in the output directory).
-func (f *Fleet) WriteFiles(create func(name string) (io.WriteCloser, error)) error {
+// WriteFiles writes the fleet's files (docs/fleet.md), each through write
+// (which writes the file of that name, in the output directory, whole).
+func (f *Fleet) WriteFiles(write func(name string, data []byte) error) error {
 	for _, name := range Files {
 		var b bytes.Buffer
 		switch name {
@@ -38,16 +38,8 @@ func (f *Fleet) WriteFiles(create func(name string) (io.WriteCloser, error)) err
 		case "summary.txt":
 			f.WriteSummary(&b)
 		}
-		w, err := create(name)
-		if err != nil {
-			return fmt.Errorf("fleet: create %s: %w", name, err)
-		}
-		if _, err := w.Write(b.Bytes()); err != nil {
-			w.Close()
-			return fmt.Errorf("fleet: write %s: %w", name, err)
-		}
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("fleet: write %s: %w", name, err)
+		if err := write(name, b.Bytes()); err != nil {
+			return fmt.Errorf("fleet: %s: %w", name, err)
 		}
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"slices"
+
+	"mdk/internal/outfile"
 )
 
 // Model is a trained classifier. It is immutable and safe for concurrent use.
@@ -142,7 +144,7 @@ func (m *Model) SaveFile(path string) error {
 	if err := m.WriteJSON(&buf); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := outfile.WriteFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}
 	return nil

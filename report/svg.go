@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"mdk/internal/outfile"
 	"mdk/result"
 )
 
@@ -36,7 +37,7 @@ func WriteSVGs(dir string, data *Data, opts Options) ([]string, error) {
 			return fmt.Errorf("report: %s: %w", name, err)
 		}
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		if err := outfile.WriteFile(p, buf.Bytes()); err != nil {
 			return err
 		}
 		paths = append(paths, p)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -29,6 +30,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 
 	"mdk/fleet"
+	"mdk/internal/outfile"
 	"mdk/trace"
 )
 
@@ -180,20 +182,32 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ []byte, accs func(*fleet
 }
 
 // WriteDir writes the fleet's files to dir through Beam's filesystem layer;
-// a local dir is created if missing.
+// a local dir is created if missing, and each file in it is written to a
+// temporary file renamed into place, as mdk fleet does.
 func WriteDir(ctx context.Context, fl *fleet.Fleet, dir string) error {
 	if !strings.Contains(dir, "://") {
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return err
 		}
+		return fl.WriteFiles(func(name string, data []byte) error {
+			return outfile.WriteFile(filepath.Join(dir, name), data)
+		})
 	}
 	fs, err := filesystem.New(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer fs.Close()
-	return fl.WriteFiles(func(name string) (io.WriteCloser, error) {
-		return fs.OpenWrite(ctx, strings.TrimSuffix(dir, "/")+"/"+name)
+	return fl.WriteFiles(func(name string, data []byte) error {
+		w, err := fs.OpenWrite(ctx, strings.TrimSuffix(dir, "/")+"/"+name)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(data); err != nil {
+			w.Close()
+			return err
+		}
+		return w.Close()
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mdk/internal/outfile"
 	"mdk/trace"
 )
 
@@ -65,16 +66,15 @@ func outputFormat(format, path string) (*trace.Format, error) {
 // traceOutput is a trace being written to a file or standard output.
 type traceOutput struct {
 	trace.Writer
-	file *os.File // nil for standard output
-	path string
+	file *outfile.File // nil for standard output
 }
 
 // createTrace starts a trace in format f at path ("-": standard output).
 func (e *env) createTrace(f *trace.Format, path string, h trace.Header) (*traceOutput, error) {
-	out := &traceOutput{path: path}
+	out := &traceOutput{}
 	var w io.Writer = e.stdout
 	if path != "-" {
-		file, err := os.Create(path)
+		file, err := outfile.Create(path)
 		if err != nil {
 			return nil, err
 		}
@@ -89,23 +89,19 @@ func (e *env) createTrace(f *trace.Format, path string, h trace.Header) (*traceO
 	return out, nil
 }
 
-// finish closes the file after the writer was closed.
+// finish renames the file into place after the writer was closed.
 func (o *traceOutput) finish() error {
 	if o.file == nil {
 		return nil
 	}
-	if err := o.file.Close(); err != nil {
-		os.Remove(o.path)
-		return err
-	}
-	return nil
+	return o.file.Commit()
 }
 
-// abort removes a partial output file.
+// abort removes the partial output; an existing file of that name stays
+// as it was.
 func (o *traceOutput) abort() {
 	if o.file != nil {
-		o.file.Close()
-		os.Remove(o.path)
+		o.file.Abort()
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -49,15 +50,7 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 				return err
 			}
 			csvPath := filepath.Join(dir, "curves.csv")
-			f, err := os.Create(csvPath)
-			if err != nil {
-				return err
-			}
-			if err := result.WriteCSV(f, rs); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
+			if err := writeFile(csvPath, func(w io.Writer) error { return result.WriteCSV(w, rs) }); err != nil {
 				return err
 			}
 			svgPath := filepath.Join(dir, "curves.svg")
@@ -73,15 +66,7 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 				Trace: "generated: " + cfg.Header().Source, Command: "mdk demo", Version: Version,
 				Date: time.Now(), Stats: st, Results: rs,
 			}
-			hf, err := os.Create(htmlPath)
-			if err != nil {
-				return err
-			}
-			if err := report.Generate(hf, data, report.Options{}); err != nil {
-				hf.Close()
-				return err
-			}
-			if err := hf.Close(); err != nil {
+			if err := writeFile(htmlPath, func(w io.Writer) error { return report.Generate(w, data, report.Options{}) }); err != nil {
 				return err
 			}
 			if err := writeChoices(e, rs, result.MaxPR, result.DefaultTargets); err != nil {

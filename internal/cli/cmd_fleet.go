@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdk/fleet"
+	"mdk/internal/outfile"
 	"mdk/policy"
 )
 
@@ -120,9 +120,26 @@ func runFleet(e *env, o fleetOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.WriteFiles(func(name string) (io.WriteCloser, error) {
-		return os.Create(filepath.Join(o.out, name))
+	// All files or none: each is written beside its destination, and
+	// renamed into place once every one is complete.
+	var files []*outfile.File
+	defer func() {
+		for _, f := range files {
+			f.Abort()
+		}
+	}()
+	if err := f.WriteFiles(func(name string, data []byte) error {
+		out, err := outfile.Create(filepath.Join(o.out, name))
+		if err != nil {
+			return err
+		}
+		files = append(files, out)
+		_, err = out.Write(data)
+		return err
 	}); err != nil {
+		return err
+	}
+	if err := outfile.CommitAll(files...); err != nil {
 		return err
 	}
 	return f.WriteSummary(e.stdout)

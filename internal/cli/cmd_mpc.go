@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -156,16 +156,13 @@ func writePlot(path string, rs []*result.Result, opts report.PlotOptions) error 
 	for _, n := range names {
 		curves = append(curves, report.Curve{Policy: n, Results: groups[n]})
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	if err := report.WritePlot(f, format, curves, opts); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return writeFile(path, func(w io.Writer) error {
+		if err := report.WritePlot(w, format, curves, opts); err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		return nil
+	})
 }
 
 // defaultTargets is --target's default: result.DefaultTargets as rates.

@@ -137,15 +137,7 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 		}
 	}
 	opts := report.Options{X: st, LogX: o.mpc.logX, Targets: targets, Settings: o.settings}
-	f, err := os.Create(o.out)
-	if err != nil {
-		return err
-	}
-	if err := report.Generate(f, data, opts); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeFile(o.out, func(w io.Writer) error { return report.Generate(w, data, opts) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "mdk: wrote %s\n", o.out)

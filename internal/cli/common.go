@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"mdk/gbdt"
+	"mdk/internal/outfile"
 	"mdk/policy"
 	"mdk/trace"
 )
@@ -21,6 +22,22 @@ func (e *env) openTrace(path string) (trace.Reader, io.Closer, error) {
 		return r, io.NopCloser(nil), err
 	}
 	return trace.Open(path)
+}
+
+// writeFile writes the file path with write, through a temporary file
+// renamed into place only if write and the file's close succeed: a failed
+// command leaves an existing file as it was. Every command that writes a
+// file goes through it or through [outfile] directly.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := outfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := write(f); err != nil {
+		return err
+	}
+	return f.Commit()
 }
 
 // parseSpecs parses every --policy spec with the trace's window length; no
