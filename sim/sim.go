@@ -72,10 +72,25 @@ type Observer interface {
 }
 
 // Run simulates setting s on trace t.
-func Run(t *trace.Trace, s policy.Setting) *result.Result {
-	rs, _ := RunAll(context.Background(), t, []policy.Setting{s}, nil)
+func Run(t *trace.Trace, s policy.Setting) *result.Result { return RunObserved(t, s, nil) }
+
+// RunObserved is Run, calling reclaimed (if not nil) for every reclaim: the
+// page, the touch that started the gap, and the window at whose end the
+// page was reclaimed.
+func RunObserved(t *trace.Trace, s policy.Setting, reclaimed func(page uint32, start, at int)) *result.Result {
+	var obs Observer
+	if reclaimed != nil {
+		obs = reclaimFunc(reclaimed)
+	}
+	rs, _ := RunAll(context.Background(), t, []policy.Setting{s}, obs)
 	return rs[0]
 }
+
+// reclaimFunc is an Observer of one setting's reclaims.
+type reclaimFunc func(page uint32, start, at int)
+
+func (f reclaimFunc) Reclaimed(_ int, page uint32, start, at int) { f(page, start, at) }
+func (f reclaimFunc) GapEnded(uint32, int)                         {}
 
 // RunAll simulates every setting of ss on trace t, side by side in one pass
 // over the windows, and calls obs (if not nil) for every reclaim and every
