@@ -90,7 +90,7 @@ func RunObserved(t *trace.Trace, s policy.Setting, reclaimed func(page uint32, s
 type reclaimFunc func(page uint32, start, at int)
 
 func (f reclaimFunc) Reclaimed(_ int, page uint32, start, at int) { f(page, start, at) }
-func (f reclaimFunc) GapEnded(uint32, int)                         {}
+func (f reclaimFunc) GapEnded(uint32, int)                        {}
 
 // RunAll simulates every setting of ss on trace t, side by side in one pass
 // over the windows, and calls obs (if not nil) for every reclaim and every
