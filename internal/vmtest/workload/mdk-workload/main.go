@@ -1,0 +1,54 @@
+// Command mdk-workload is the workload of the guest recording tests: see
+// package mdk/internal/vmtest/workload.
+//
+//	mdk-workload schedule SEED PAGES PHASES
+//	mdk-workload share CHILDREN SHARED PRIVATE PERIOD DIR
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"mdk/internal/vmtest/workload"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "mdk-workload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	num := func(i int) int {
+		if i >= len(args) {
+			return -1
+		}
+		n, err := strconv.Atoi(args[i])
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	dur := func(i int) time.Duration {
+		if i >= len(args) {
+			return -1
+		}
+		d, err := time.ParseDuration(args[i])
+		if err != nil {
+			return -1
+		}
+		return d
+	}
+	switch {
+	case len(args) == 4 && args[0] == "schedule" && num(1) >= 0 && num(2) > 0 && num(3) > 0:
+		return workload.Run(workload.NewSchedule(uint64(num(1)), num(2), num(3)), os.Stdin, os.Stdout)
+	case len(args) == 6 && args[0] == "share" && num(1) >= 0 && num(2) > 0 && num(3) > 0 && dur(4) > 0:
+		return workload.RunShare(workload.Share{Children: num(1), Shared: num(2), Private: num(3), Dir: args[5]}, dur(4), os.Stdin, os.Stdout)
+	case len(args) == 4 && args[0] == "share-child" && num(1) > 0 && num(2) > 0 && dur(3) > 0:
+		return workload.RunShareChild(num(1), num(2), dur(3))
+	}
+	return fmt.Errorf("usage: mdk-workload schedule SEED PAGES PHASES | share CHILDREN SHARED PRIVATE PERIOD DIR")
+}
