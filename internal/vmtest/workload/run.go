@@ -19,20 +19,31 @@ func Run(s Schedule, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("mmap arena: %w", err)
 	}
 	// 4 KiB pages only: with THP "always" a fault could bring in 512 pages.
-	if err := syscall.Madvise(arena, 14 /* MADV_NOHUGEPAGE */); err != nil {
+	if err := syscall.Madvise(arena, syscall.MADV_NOHUGEPAGE); err != nil {
 		return fmt.Errorf("madvise(MADV_NOHUGEPAGE): %w", err)
 	}
 	for _, i := range s.Initial {
 		arena[i*4096]++
 	}
 	fmt.Fprintf(out, "ready %x %d\n", uintptr(unsafe.Pointer(&arena[0])), s.Pages)
-	sc := bufio.NewScanner(in)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	lines := make(chan string)
+	var readErr error
+	go func() {
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		readErr = sc.Err()
+		close(lines)
+	}()
+	next, ok := <-lines
+	for ok {
+		line := next
+		f := strings.Fields(line)
 		switch {
 		case len(f) == 1 && f[0] == "exit":
 			return syscall.Munmap(arena)
-		case len(f) >= 2 && f[0] == "phase":
+		case len(f) >= 2 && (f[0] == "phase" || f[0] == "touch"):
 			k, err := strconv.Atoi(f[1])
 			if err != nil || k < 0 || k >= len(s.Phases) {
 				return fmt.Errorf("bad phase %q", f[1])
@@ -45,15 +56,35 @@ func Run(s Schedule, in io.Reader, out io.Writer) error {
 				}
 				repeat = time.Duration(ms) * time.Millisecond
 			}
-			if err := runPhase(arena, s.Phases[k], repeat); err != nil {
+			p := s.Phases[k]
+			if f[0] == "touch" {
+				p = Phase{Touch: p.Touch}
+			}
+			if err := runPhase(arena, p, max(repeat, 0)); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "done %d\n", k)
+			if repeat < 0 {
+				// touch again and again until the next command
+				t := time.NewTicker(5 * time.Millisecond)
+			loop:
+				for {
+					select {
+					case next, ok = <-lines:
+						break loop
+					case <-t.C:
+						runPhase(arena, Phase{Touch: p.Touch}, 0)
+					}
+				}
+				t.Stop()
+				continue
+			}
 		default:
-			return fmt.Errorf("unknown command %q", sc.Text())
+			return fmt.Errorf("unknown command %q", line)
 		}
+		next, ok = <-lines
 	}
-	return sc.Err()
+	return readErr
 }
 
 func runPhase(arena []byte, p Phase, repeat time.Duration) error {

@@ -7,7 +7,9 @@
 // obeys commands on standard input, one per line:
 //
 //	phase K [REPEAT-MS]   run phase K (touch, fault in, free its pages), reply "done K";
-//	                      with REPEAT-MS, touch the pages again and again for that long
+//	                      with REPEAT-MS, touch the pages again and again for that long;
+//	                      with -1, until the next command arrives
+//	touch K [REPEAT-MS]   only touch phase K's pages (again), reply "done K"
 //	exit                  unmap the arena and exit
 //
 // A recording test sends phase K after the recorder's scan K, so that
@@ -40,11 +42,22 @@ type Schedule struct {
 // twentieth of the absent pages faulted in and a twentieth of the existing,
 // untouched pages freed.
 func NewSchedule(seed uint64, pages, phases int) Schedule {
+	return NewBlockSchedule(seed, pages, phases, 1)
+}
+
+// NewBlockSchedule is NewSchedule with the decisions taken per block of
+// block consecutive pages (a workload with spatial locality, the kind
+// DAMON's regions model); block 1 is NewSchedule.
+func NewBlockSchedule(seed uint64, pages, phases, block int) Schedule {
 	r := rand.New(rand.NewPCG(seed, 0x6d646b))
 	s := Schedule{Pages: pages}
 	exists := make([]bool, pages)
+	var x int
 	for i := range pages {
-		if r.IntN(2) == 0 {
+		if i%block == 0 {
+			x = r.IntN(2)
+		}
+		if x == 0 {
 			exists[i] = true
 			s.Initial = append(s.Initial, i)
 		}
@@ -53,7 +66,10 @@ func NewSchedule(seed uint64, pages, phases int) Schedule {
 	for k := 1; k < phases; k++ {
 		var p Phase
 		for i := range pages {
-			switch x := r.IntN(20); {
+			if i%block == 0 {
+				x = r.IntN(20)
+			}
+			switch {
 			case exists[i] && x < 5:
 				p.Touch = append(p.Touch, i)
 			case exists[i] && x == 5:

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,7 +27,9 @@ type Share struct {
 }
 
 // RunShare runs the parent: it starts the children, waits until all have
-// touched their pages and prints "ready PID..." (its own pid first) to out;
+// touched their pages and prints "ready PID:SHARED:PRIVATE..." to out (its
+// own first; SHARED and PRIVATE are the hex start addresses of the shared
+// and the private mapping);
 // then, every Period, all processes touch all their pages again, until in
 // reaches end of file or a line "exit".
 func RunShare(s Share, period time.Duration, in io.Reader, out io.Writer) error {
@@ -41,7 +45,7 @@ func RunShare(s Share, period time.Duration, in io.Reader, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	pids := []int{os.Getpid()}
+	var procs []string
 	var kids []*exec.Cmd
 	var stdins []io.WriteCloser // kept open: a child ends when its stdin closes
 	defer func() {
@@ -75,10 +79,11 @@ func RunShare(s Share, period time.Duration, in io.Reader, out io.Writer) error 
 		}
 		kids = append(kids, c)
 		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil || line != "ready\n" {
+		f := strings.Fields(line)
+		if err != nil || len(f) != 2 || f[0] != "ready" {
 			return fmt.Errorf("child %d: %q, %v", i, line, err)
 		}
-		pids = append(pids, c.Process.Pid)
+		procs = append(procs, fmt.Sprintf("%d:%s", c.Process.Pid, f[1]))
 	}
 	stop := make(chan struct{})
 	go func() {
@@ -87,10 +92,10 @@ func RunShare(s Share, period time.Duration, in io.Reader, out io.Writer) error 
 		}
 		close(stop)
 	}()
-	return touchLoop(memfd, s.Shared, s.Private, period, stop, func() {
-		fmt.Fprint(out, "ready")
-		for _, p := range pids {
-			fmt.Fprintf(out, " %d", p)
+	return touchLoop(memfd, s.Shared, s.Private, period, stop, func(addrs string) {
+		fmt.Fprintf(out, "ready %d:%s", os.Getpid(), addrs)
+		for _, p := range procs {
+			fmt.Fprintf(out, " %s", p)
 		}
 		fmt.Fprintln(out)
 	})
@@ -103,12 +108,12 @@ func RunShareChild(shared, private int, period time.Duration) error {
 		io.Copy(io.Discard, os.Stdin)
 		close(stop)
 	}()
-	return touchLoop(os.NewFile(3, "mdk-shared"), shared, private, period, stop, func() { fmt.Println("ready") })
+	return touchLoop(os.NewFile(3, "mdk-shared"), shared, private, period, stop, func(addrs string) { fmt.Println("ready", addrs) })
 }
 
 // touchLoop maps the shared pages and private pages, touches them all,
 // calls ready, and touches them again every period until stop.
-func touchLoop(memfd *os.File, shared, private int, period time.Duration, stop chan struct{}, ready func()) error {
+func touchLoop(memfd *os.File, shared, private int, period time.Duration, stop chan struct{}, ready func(addrs string)) error {
 	sh, err := syscall.Mmap(int(memfd.Fd()), 0, shared*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return fmt.Errorf("mmap shared: %w", err)
@@ -117,7 +122,7 @@ func touchLoop(memfd *os.File, shared, private int, period time.Duration, stop c
 	if err != nil {
 		return fmt.Errorf("mmap private: %w", err)
 	}
-	syscall.Madvise(pr, 14 /* MADV_NOHUGEPAGE */)
+	syscall.Madvise(pr, syscall.MADV_NOHUGEPAGE)
 	touch := func() {
 		for i := 0; i < shared; i++ {
 			sh[i*4096]++
@@ -127,7 +132,7 @@ func touchLoop(memfd *os.File, shared, private int, period time.Duration, stop c
 		}
 	}
 	touch()
-	ready()
+	ready(fmt.Sprintf("%x:%x", uintptr(unsafe.Pointer(&sh[0])), uintptr(unsafe.Pointer(&pr[0]))))
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {

@@ -1,7 +1,7 @@
 // Command mdk-workload is the workload of the guest recording tests: see
 // package mdk/internal/vmtest/workload.
 //
-//	mdk-workload schedule SEED PAGES PHASES
+//	mdk-workload schedule SEED PAGES PHASES [BLOCK]
 //	mdk-workload share CHILDREN SHARED PRIVATE PERIOD DIR
 package main
 
@@ -45,10 +45,12 @@ func run(args []string) error {
 	switch {
 	case len(args) == 4 && args[0] == "schedule" && num(1) >= 0 && num(2) > 0 && num(3) > 0:
 		return workload.Run(workload.NewSchedule(uint64(num(1)), num(2), num(3)), os.Stdin, os.Stdout)
+	case len(args) == 5 && args[0] == "schedule" && num(1) >= 0 && num(2) > 0 && num(3) > 0 && num(4) > 0:
+		return workload.Run(workload.NewBlockSchedule(uint64(num(1)), num(2), num(3), num(4)), os.Stdin, os.Stdout)
 	case len(args) == 6 && args[0] == "share" && num(1) >= 0 && num(2) > 0 && num(3) > 0 && dur(4) > 0:
 		return workload.RunShare(workload.Share{Children: num(1), Shared: num(2), Private: num(3), Dir: args[5]}, dur(4), os.Stdin, os.Stdout)
 	case len(args) == 4 && args[0] == "share-child" && num(1) > 0 && num(2) > 0 && dur(3) > 0:
 		return workload.RunShareChild(num(1), num(2), dur(3))
 	}
-	return fmt.Errorf("usage: mdk-workload schedule SEED PAGES PHASES | share CHILDREN SHARED PRIVATE PERIOD DIR")
+	return fmt.Errorf("usage: mdk-workload schedule SEED PAGES PHASES [BLOCK] | share CHILDREN SHARED PRIVATE PERIOD DIR")
 }
