@@ -122,11 +122,11 @@ type page struct {
 // tuneView is the Tuning section: a tune.Report in the words of mdk tune's
 // terminal table (tune.WriteText).
 type tuneView struct {
-	SLO, Stat, Bound string
-	Train, Eval      partView
-	Rows             []tune.Choice
-	OPP              *tune.Yardstick
-	Warnings         []string
+	SLO, Stat, Bound   string
+	Train, Valid, Eval partView
+	Rows               []tune.Choice
+	OPP                *tune.Yardstick
+	Warnings           []string
 }
 
 type partView struct {
@@ -144,7 +144,7 @@ func newTuneView(r *tune.Report) *tuneView {
 	}
 	return &tuneView{
 		SLO: r.SLO.String(), Stat: string(r.SLO.Stat), Bound: policy.FormatRate(r.SLO.PPM),
-		Train: part(r.Train), Eval: part(r.Eval), Rows: r.Policies, OPP: r.OPP, Warnings: r.Warnings,
+		Train: part(r.Train), Valid: part(r.Validation), Eval: part(r.Eval), Rows: r.Policies, OPP: r.OPP, Warnings: r.Warnings,
 	}
 }
 

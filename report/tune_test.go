@@ -171,6 +171,20 @@ func TestGenerateTune(t *testing.T) {
 			t.Errorf("%s:%s: verdict %s with eval max_pr %v", c.Policy, c.Params, verdict, maxPR)
 		}
 	}
+	// A drifting setting is flagged beside its row, with its windows.
+	drifts := 0
+	for _, c := range rep.Policies {
+		if c.Drift == nil {
+			continue
+		}
+		drifts++
+		if !strings.Contains(text, `<span class="tune-note">`+c.Note(string(rep.SLO.Stat))+`</span>`) {
+			t.Errorf("%s:%s drifts, but the page lacks its note %q", c.Policy, c.Params, c.Note(string(rep.SLO.Stat)))
+		}
+	}
+	if drifts == 0 || strings.Count(page, `class="tune-note"`) != drifts {
+		t.Errorf("%d drifting rows, %d notes: want at least one, one each", drifts, strings.Count(page, `class="tune-note"`))
+	}
 	// The trace is chosen so that every kind of row appears.
 	if broken == 0 || none == 0 || met == 0 {
 		t.Errorf("want broken, unfound and met rows; got %d, %d, %d", broken, none, met)

@@ -29,13 +29,18 @@ func WriteText(w io.Writer, rep *Report) error {
 	fmt.Fprintf(&b, "SLO %s; settings chosen on the train part, measured on the eval part.\n", rep.SLO)
 	fmt.Fprintf(&b, "Policies run over whole traces; each part's metrics count only its windows.\n")
 	writePart(&b, "train", rep.Train)
+	if len(rep.Validation.Segments) > 0 {
+		writePart(&b, "valid", rep.Validation)
+		fmt.Fprintf(&b, "        lopp's theta is chosen on the valid windows, which its model must not be fitted on\n")
+		fmt.Fprintf(&b, "        (mdk lopp train fits on the train windows before them by default).\n")
+	}
 	writePart(&b, "eval", rep.Eval)
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "policy\tsettings\tchosen on train\ttrain %s\ttrain savings\teval %s\teval savings\teval windows > %s\teval SLO\tOPP headroom\n", st, st, bound)
+	fmt.Fprintf(tw, "policy\tsettings\tchosen on train\ttrain %s\ttrain savings\teval %s\teval savings\teval windows > %s\teval SLO\tOPP headroom\tnote\n", st, st, bound)
 	for _, c := range rep.Policies {
 		if !c.Found {
-			fmt.Fprintf(tw, "%s\t%d\tnone meets the SLO\t-\t-\t-\t-\t-\t-\t-\n", c.Policy, c.Settings)
+			fmt.Fprintf(tw, "%s\t%d\tnone meets the SLO\t-\t-\t-\t-\t-\t-\t-\t%s\n", c.Policy, c.Settings, noneNote(c))
 			continue
 		}
 		verdict := "met"
@@ -46,9 +51,9 @@ func WriteText(w io.Writer, rep *Report) error {
 		if c.HasOPPHeadroom {
 			head = fmt.Sprintf("%+.2f pts", 100*c.OPPHeadroom)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", c.Policy, c.Settings, c.Params,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", c.Policy, c.Settings, c.Params,
 			pct(c.Train.Stat), pct(c.Train.Savings), pct(c.Eval.Stat), pct(c.Eval.Savings),
-			c.Eval.BrokenWindows, c.Eval.Windows, verdict, head)
+			c.Eval.BrokenWindows, c.Eval.Windows, verdict, head, c.Note(st))
 	}
 	tw.Flush()
 	b.WriteString("\n")
@@ -63,6 +68,29 @@ func WriteText(w io.Writer, rep *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Note is what the text and HTML tables say beside a choice: on which
+// windows L-OPP's theta was chosen, and whether the setting drifts.
+func (c Choice) Note(stat string) string {
+	var notes []string
+	if c.Validation != nil {
+		notes = append(notes, fmt.Sprintf("chosen on valid: %s %s, savings %s", stat, pct(c.Validation.Stat), pct(c.Validation.Savings)))
+	}
+	if c.Drift != nil {
+		notes = append(notes, c.Drift.String())
+	}
+	if len(notes) == 0 {
+		return "-"
+	}
+	return strings.Join(notes, "; ")
+}
+
+func noneNote(c Choice) string {
+	if c.ChosenOn == "validation" {
+		return "none meets it on the valid windows"
+	}
+	return "-"
 }
 
 func writePart(b *strings.Builder, name string, p Part) {

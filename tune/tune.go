@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"mdk/mpc"
@@ -40,6 +41,11 @@ type Config struct {
 	// the trace's name, the windows done and the total (0 if unknown).
 	Progress func(name string, done, total int)
 
+	// DriftFactor flags a chosen setting whose evaluation statistic and the
+	// statistic it was chosen on differ by more than this factor (Drift).
+	// 0 means DefaultDriftFactor; a negative factor flags nothing.
+	DriftFactor float64
+
 	// Model is L-OPP's model (a *gbdt.Model), needed when Policies include
 	// lopp.
 	Model policy.Scorer
@@ -49,11 +55,14 @@ type Config struct {
 // policy the setting chosen on the training part and how it does on the
 // evaluation part. It encodes to JSON with stable snake_case keys.
 type Report struct {
-	SLO      SLO      `json:"slo"`
-	Window   Duration `json:"window"` // the traces' window length
-	Train    Part     `json:"train"`
-	Eval     Part     `json:"eval"`
-	Policies []Choice `json:"policies"`
+	SLO    SLO      `json:"slo"`
+	Window Duration `json:"window"` // the traces' window length
+	Train  Part     `json:"train"`
+	Eval   Part     `json:"eval"`
+	// Validation is the last quarter of each training segment, where
+	// L-OPP's theta is chosen ([ValidationSplit]); empty without lopp.
+	Validation Part     `json:"validation"`
+	Policies   []Choice `json:"policies"`
 	// OPP is the yardstick: OPP's best setting at the SLO, chosen on the
 	// evaluation part itself. Nil if no OPP setting meets the SLO there.
 	OPP      *Yardstick `json:"opp_yardstick"`
@@ -70,6 +79,15 @@ type Choice struct {
 	Found  bool     `json:"found"`
 	Train  *Metrics `json:"train"` // nil when not Found
 	Eval   *Metrics `json:"eval"`  // nil when not Found
+	// ChosenOn is the part the setting was chosen on: "train", or
+	// "validation" for L-OPP ([ChoosesOnValidation]), whose metrics there
+	// are Validation (nil otherwise).
+	ChosenOn   string   `json:"chosen_on"`
+	Validation *Metrics `json:"validation"`
+	// Drift, if set, says the evaluation statistic differs from the one
+	// the setting was chosen on by more than Config.DriftFactor, and where
+	// the evaluation windows broke the SLO.
+	Drift *Drift `json:"drift"`
 	// OPPHeadroom is the yardstick's evaluation savings minus this
 	// setting's evaluation savings (0.05 = 5 points); set when both exist.
 	OPPHeadroom    float64 `json:"opp_headroom"`
@@ -114,6 +132,7 @@ type input struct {
 	Input
 	runs   []*result.Result // by setting
 	train  []Range
+	val    []Range // the last quarter of each training range
 	eval   []Range
 	isEval bool // trace split: the trace evaluates (else it trains)
 }
@@ -163,10 +182,45 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	// 4.
-	rep.OPP, rep.Policies = cfg.SLO.Choose(settings, yard,
-		func(k int) *result.Result { return part(ins, k, false) },
-		func(k int) *result.Result { return part(ins, k, true) })
+	chosenOn := func(k int) *result.Result {
+		if ChoosesOnValidation(settings[k].Policy()) {
+			return part(ins, k, partValidation)
+		}
+		return part(ins, k, partTrain)
+	}
+	rep.OPP, rep.Policies = cfg.SLO.Choose(settings, yard, chosenOn,
+		func(k int) *result.Result { return part(ins, k, partEval) })
+	factor := cfg.DriftFactor
+	if factor == 0 {
+		factor = DefaultDriftFactor
+	}
+	for i := range rep.Policies {
+		rep.finish(&rep.Policies[i], ins, settings[:yard], factor)
+	}
 	return rep, nil
+}
+
+// finish completes a choice made on its chosen-on part: for L-OPP, its
+// metrics on the validation windows and on the whole training part; the
+// drift between the part it was chosen on and the evaluation part.
+func (rep *Report) finish(c *Choice, ins []*input, settings []policy.Setting, factor float64) {
+	c.ChosenOn = "train"
+	if ChoosesOnValidation(c.Policy) {
+		c.ChosenOn = "validation"
+	}
+	if !c.Found {
+		return
+	}
+	k := slices.IndexFunc(settings, func(s policy.Setting) bool { return s.Policy() == c.Policy && s.Params() == c.Params })
+	chosen := c.Train
+	if c.ChosenOn == "validation" {
+		c.Validation = chosen
+		c.Train = rep.SLO.Measure(part(ins, k, partTrain))
+	}
+	if d := rep.SLO.drift(chosen.Stat, c.Eval.Stat, factor); d != nil {
+		d.BrokeAt = brokeAt(ins, k, rep.SLO)
+		c.Drift = d
+	}
 }
 
 // inputs checks the split of cfg and returns its traces, each marked as
@@ -281,6 +335,11 @@ func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting,
 	}
 	for _, r := range in.train {
 		rep.Train.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
+		_, v, _ := ValidationSplit(r)
+		in.val = append(in.val, v)
+		if slices.ContainsFunc(settings, func(s policy.Setting) bool { return ChoosesOnValidation(s.Policy()) }) {
+			rep.Validation.add(Segment{Trace: in.Name, First: v.First, Last: v.Last, TraceWindows: w})
+		}
 	}
 	for _, r := range in.eval {
 		rep.Eval.add(Segment{Trace: in.Name, First: r.First, Last: r.Last, TraceWindows: w})
@@ -288,15 +347,19 @@ func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting,
 	return nil
 }
 
-// part returns setting k's result on the training part (or the evaluation
-// part): its segments of every trace, pooled.
-func part(ins []*input, k int, eval bool) *result.Result {
+// Parts of the data: training, its validation windows, evaluation.
+const (
+	partTrain = iota
+	partValidation
+	partEval
+)
+
+// part returns setting k's result on a part (partTrain, partValidation or
+// partEval): its segments of every trace, pooled.
+func part(ins []*input, k int, which int) *result.Result {
 	var rs []*result.Result
 	for _, in := range ins {
-		rngs := in.train
-		if eval {
-			rngs = in.eval
-		}
+		rngs := [...][]Range{in.train, in.val, in.eval}[which]
 		for _, r := range rngs {
 			rs = append(rs, in.runs[k].Restrict(r.First, r.Last+1))
 		}

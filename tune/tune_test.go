@@ -7,8 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"mdk/gbdt"
 	"mdk/gen"
 	"mdk/internal/testutil"
+	"mdk/lopp"
 	"mdk/policy"
 	"mdk/result"
 	"mdk/sim"
@@ -141,7 +143,7 @@ func TestCopyTraces(t *testing.T) {
 // either side; the trace split with two pooled training traces.
 func TestAgainstSimulator(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 9))
-	specs := []string{"age:A=0..12", "vmin:T=0..8", "pace:P=0..6|inf,A=0..6|20", "paw:P=0..10,wait=0|1|3", "opp:r=0..10%/0.5%"}
+	specs := []string{"age:A=0..12", "vmin:T=0..8", "pace:P=0..6|inf,A=0..6|20", "paw:P=0..10,wait=0|1|3", "opp:r=0..10%/0.5%", "lopp"}
 	for iter := range 30 {
 		b := trace.NewBuilder(trace.DefaultHeader())
 		randomHalf(b, rng.Uint64(), 0, 20+rng.IntN(20), 20+rng.IntN(60))
@@ -150,29 +152,48 @@ func TestAgainstSimulator(t *testing.T) {
 		randomHalf(b, rng.Uint64(), 0, 20+rng.IntN(20), 20+rng.IntN(60))
 		tr2 := b.Trace()
 		slo := SLO{Stat: result.Stats[rng.IntN(4)], PPM: int64(rng.IntN(100_000))}
+		// L-OPP's model: any model will do (its theta is chosen on the
+		// validation windows, which the brute force checks); a small one
+		// trained on tr1.
+		d, err := lopp.Dataset(tr1.NewReader(), 100_000, lopp.All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := d.Labelled()
+		model, err := gbdt.Train(x, lopp.NumFeatures, y, gbdt.Config{Rounds: 3, MaxDepth: 3, LearningRate: 0.3, Lambda: 1, MinChildWeight: 1, Subsample: 1, MaxBins: 32, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		// Window split of tr1 with a middle training range: eval pools
 		// the windows on both sides.
 		W := len(tr1.Windows)
 		first := 1 + rng.IntN(W/2)
 		train := Range{first, first + rng.IntN(W-first-1)}
-		rep, err := Run(context.Background(), Config{SLO: slo, Policies: specs,
+		rep, err := Run(context.Background(), Config{SLO: slo, Policies: specs, Model: model,
 			Traces: []Input{{Name: "t1", Reader: tr1.NewReader()}}, TrainWindows: &train})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkBrute(t, iter, rep, slo, specs, []segTrace{{tr1, train.First, train.Last + 1}},
+		// Validation windows: the last quarter of the training windows,
+		// at least one.
+		v := max(1, train.Len()/4)
+		checkBrute(t, iter, rep, slo, specs, model, []segTrace{{tr1, train.First, train.Last + 1}},
+			[]segTrace{{tr1, train.Last + 1 - v, train.Last + 1}},
 			[]segTrace{{tr1, 0, train.First}, {tr1, train.Last + 1, W}})
 
 		// Trace split: tr1 and tr2 train, tr2 evaluates.
-		rep, err = Run(context.Background(), Config{SLO: slo, Policies: specs,
+		rep, err = Run(context.Background(), Config{SLO: slo, Policies: specs, Model: model,
 			Train: []Input{{Name: "t1", Reader: tr1.NewReader()}, {Name: "t2", Reader: tr2.NewReader()}},
 			Eval:  []Input{{Name: "t2", Reader: tr2.NewReader()}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkBrute(t, iter, rep, slo, specs,
-			[]segTrace{{tr1, 0, len(tr1.Windows)}, {tr2, 0, len(tr2.Windows)}}, []segTrace{{tr2, 0, len(tr2.Windows)}})
+		W1, W2 := len(tr1.Windows), len(tr2.Windows)
+		checkBrute(t, iter, rep, slo, specs, model,
+			[]segTrace{{tr1, 0, W1}, {tr2, 0, W2}},
+			[]segTrace{{tr1, W1 - max(1, W1/4), W1}, {tr2, W2 - max(1, W2/4), W2}},
+			[]segTrace{{tr2, 0, W2}})
 		if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "t2 is both a train and an eval trace") {
 			t.Errorf("warnings %q: want one about t2 in both parts", rep.Warnings)
 		}
@@ -242,7 +263,7 @@ func statOf(prs []float64, st result.Stat) float64 {
 	return sum / float64(n)
 }
 
-func checkBrute(t *testing.T, iter int, rep *Report, slo SLO, specs []string, train, eval []segTrace) {
+func checkBrute(t *testing.T, iter int, rep *Report, slo SLO, specs []string, model policy.Scorer, train, val, eval []segTrace) {
 	t.Helper()
 	var ss []policy.Setting
 	for _, sp := range specs {
@@ -251,6 +272,9 @@ func checkBrute(t *testing.T, iter int, rep *Report, slo SLO, specs []string, tr
 			t.Fatal(err)
 		}
 		ss = append(ss, s...)
+	}
+	if err := policy.AttachModel(ss, model); err != nil {
+		t.Fatal(err)
 	}
 	byPolicy := map[string]*Choice{}
 	for _, c := range rep.Policies {
@@ -276,17 +300,43 @@ func checkBrute(t *testing.T, iter int, rep *Report, slo SLO, specs []string, tr
 		}
 		return bs, bm, n
 	}
-	for _, name := range []string{"age", "vmin", "pace", "paw", "opp"} {
+	for _, name := range []string{"age", "vmin", "pace", "paw", "opp", "lopp"} {
 		got := byPolicy[name]
 		if got == nil {
 			t.Fatalf("iter %d: no row for %s", iter, name)
 		}
-		s, m, n := bestOf(name, train)
-		want := Choice{Policy: name, Settings: n}
+		// L-OPP is chosen on the validation windows.
+		on, chosenOn := train, "train"
+		if name == "lopp" {
+			on, chosenOn = val, "validation"
+		}
+		s, m, n := bestOf(name, on)
+		want := Choice{Policy: name, Settings: n, ChosenOn: chosenOn}
 		if s != nil {
 			want.Found, want.Params, want.Train, want.Eval = true, s.Params(), m, bruteMetrics(s, slo, eval)
+			if name == "lopp" {
+				want.Validation, want.Train = m, bruteMetrics(s, slo, train)
+			}
+			// Drift: the statistics, each at least a hundredth of the
+			// bound (or 1 ppm), differ by more than the default factor 2;
+			// the windows listed are the broken ones.
+			floor := max(slo.Bound()/100, 1e-6)
+			a, b := max(m.Stat, floor), max(want.Eval.Stat, floor)
+			drifts := a > 2*b || b > 2*a
+			if (got.Drift != nil) != drifts {
+				t.Fatalf("iter %d, %s, %s: train %v eval %v: drift %+v, want drift %v", iter, slo, name, want.Train.Stat, want.Eval.Stat, got.Drift, drifts)
+			}
+			if got.Drift != nil {
+				n := 0
+				for _, sg := range got.Drift.BrokeAt {
+					n += sg.Windows()
+				}
+				if n != want.Eval.BrokenWindows || got.Drift.Worse != (b > a) {
+					t.Fatalf("iter %d, %s, %s: drift %+v: want %d broken windows, worse %v", iter, slo, name, got.Drift, want.Eval.BrokenWindows, b > a)
+				}
+			}
 		}
-		got.OPPHeadroom, got.HasOPPHeadroom = 0, false
+		got.OPPHeadroom, got.HasOPPHeadroom, got.Drift = 0, false, nil
 		if d := cmp.Diff(&want, got); d != "" {
 			t.Fatalf("iter %d, %s, %s: (-brute force +tune):\n%s", iter, slo, name, d)
 		}

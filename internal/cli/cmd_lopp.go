@@ -30,6 +30,7 @@ type loppTrainOptions struct {
 	out     string
 	rate    string
 	windows string
+	slo     string
 	cfg     gbdt.Config
 }
 
@@ -38,15 +39,20 @@ func newLOPPTrainCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train TRACE -o MODEL.json",
 		Short: "Train an L-OPP model on a trace's training windows",
-		Long: `Train labels every touch in the training windows with whether OPP at
---rate reclaims the gap after it, and trains the classifier on the touches'
-features. Only the training windows are read for labels: a life still alive
-at the end of them counts as ending there, so nothing after them leaks into
-the model.
+		Long: `Train cuts the training windows into fit windows and validation windows
+(the last quarter, at least one window). It labels every touch in the fit
+windows with whether OPP at --rate reclaims the gap after it and trains the
+classifier on the touches' features. Only the fit windows are read for
+labels: a touch whose gap is still open at their end has no known label
+(its next touch lies beyond them) and is left out, so nothing after them
+leaks into the model. Then it runs lopp's default theta grid with the model
+and reports the theta that meets --slo with the most savings on the
+validation windows, which the model was not fitted on.
 
 By default the training windows are the first half (floor(W/2) windows),
-the same default split as mdk tune, so evaluating the model with
-mdk tune --model on the same trace is on windows it has not seen.`,
+the same default split as mdk tune, whose lopp theta is chosen on the same
+validation windows; evaluating the model with mdk tune --model on the same
+trace is then on windows it has not seen.`,
 		Example: `  mdk lopp train trace.mdkt -o model.json
   mdk lopp train trace.mdkt --train-windows 0..119 --rate 1% --rounds 50 -o model.json
   mdk mpc trace.mdkt -p lopp -p opp --model model.json`,
@@ -56,7 +62,8 @@ mdk tune --model on the same trace is on windows it has not seen.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.out, "output", "o", "", "model `FILE` to write (JSON; required)")
 	fl.StringVar(&o.rate, "rate", "2%", "OPP's target `rate` for the labels")
-	fl.StringVar(&o.windows, "train-windows", "", "training windows `FIRST..LAST` (inclusive); default: the first half")
+	fl.StringVar(&o.windows, "train-windows", "", "training windows `FIRST..LAST` (inclusive; fit on the first three quarters); default: the first half")
+	fl.StringVar(&o.slo, "slo", "", "SLO `STAT<=RATE` the reported theta meets on the validation windows; default: max_pr<= --rate")
 	fl.IntVar(&o.cfg.Rounds, "rounds", o.cfg.Rounds, "boosting rounds (trees)")
 	fl.IntVar(&o.cfg.MaxDepth, "depth", o.cfg.MaxDepth, "depth of each tree")
 	fl.Float64Var(&o.cfg.LearningRate, "eta", o.cfg.LearningRate, "learning rate")
@@ -81,13 +88,19 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 		return err
 	}
 	defer c.Close()
-	var span lopp.Span
+	sloText := o.slo
+	if sloText == "" {
+		sloText = "max_pr<=" + policy.FormatRate(ppm)
+	}
+	slo, err := tune.ParseSLO(sloText)
+	if err != nil {
+		return usagef("--slo: %v", err)
+	}
+	var rg tune.Range
 	if o.windows != "" {
-		rg, err := tune.ParseRange(o.windows)
-		if err != nil {
+		if rg, err = tune.ParseRange(o.windows); err != nil {
 			return usagef("--train-windows: %v", err)
 		}
-		span = lopp.Span{From: rg.First, To: rg.Last + 1}
 	} else {
 		W := r.Header().Windows
 		if W == 0 { // unknown until the end: read it all
@@ -97,15 +110,23 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 			}
 			W, r = len(t.Windows), t.NewReader()
 		}
-		span = lopp.Span{From: 0, To: W / 2}
+		if W < 4 {
+			return fmt.Errorf("%s has %d windows: need at least 4 (the first half to train on, cut into fit and validation windows)", path, W)
+		}
+		rg = tune.Range{First: 0, Last: W/2 - 1}
 	}
+	fit, val, ok := tune.ValidationSplit(rg)
+	if !ok {
+		return usagef("--train-windows %s: need at least 2 windows (fit and validation)", rg)
+	}
+	span := lopp.Span{From: fit.First, To: fit.Last + 1}
 	d, err := lopp.Dataset(r, ppm, span)
 	if err != nil {
 		return err
 	}
 	x, y := d.Labelled()
 	if len(y) == 0 {
-		return fmt.Errorf("%s: no touch with a known label in training windows %v", path, span)
+		return fmt.Errorf("%s: no touch with a known label in fit windows %s", path, fit)
 	}
 	m, err := gbdt.Train(x, lopp.NumFeatures, y, o.cfg)
 	if err != nil {
@@ -117,6 +138,20 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 			right++
 		}
 	}
+	// theta on the validation windows: a second pass over the trace.
+	r2, c2, err := e.openTrace(path)
+	if err != nil {
+		return err
+	}
+	defer c2.Close()
+	ss := policy.DefaultGrid("lopp", r2.Header().Window)
+	if err := policy.AttachModel(ss, m); err != nil {
+		return err
+	}
+	choice, err := tune.ChooseOnValidation(e.ctx, r2, ss, slo, val)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	if err := m.SaveFile(o.out); err != nil {
 		return err
 	}
@@ -126,9 +161,17 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 			pos++
 		}
 	}
-	fmt.Fprintf(e.stdout, "trained on windows %d..%d of %s: %d touches, %d labelled reclaimed by opp:r=%s, %d left out as censored (gap open at the end of the windows read)\n",
-		span.From, span.To-1, path, len(y), pos, policy.FormatRate(ppm), d.NumCensored())
-	fmt.Fprintf(e.stdout, "training accuracy %.2f%% (%d trees of depth %d)\nwrote %s\n",
-		100*float64(right)/float64(len(y)), o.cfg.Rounds, o.cfg.MaxDepth, o.out)
+	fmt.Fprintf(e.stdout, "fitted on windows %s of %s: %d touches, %d labelled reclaimed by opp:r=%s, %d left out as censored (gap open at the end of the windows read)\n",
+		fit, path, len(y), pos, policy.FormatRate(ppm), d.NumCensored())
+	fmt.Fprintf(e.stdout, "training accuracy %.2f%% (%d trees of depth %d)\n",
+		100*float64(right)/float64(len(y)), o.cfg.Rounds, o.cfg.MaxDepth)
+	st := string(slo.Stat)
+	if choice.Found {
+		fmt.Fprintf(e.stdout, "validation windows %s (not fitted on): lopp:%s meets %s with %s %.2f%%, savings %.2f%% (best of %d thetas)\n",
+			val, choice.Params, slo, st, 100*choice.Validation.Stat, 100*choice.Validation.Savings, choice.Settings)
+	} else {
+		fmt.Fprintf(e.stdout, "validation windows %s (not fitted on): no theta of %d meets %s\n", val, choice.Settings, slo)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s\n", o.out)
 	return nil
 }

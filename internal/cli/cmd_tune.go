@@ -19,6 +19,7 @@ type tuneOptions struct {
 	json         bool
 	model        string
 	tier         string
+	drift        float64
 }
 
 func newTuneCmd(e *env) *cobra.Command {
@@ -56,6 +57,17 @@ for what. docs/tune.md has the details and a worked example.
 
 A policy given by name alone uses its default grid; with no --policy, every
 policy except lopp (which needs --model) is tuned over its default grid.
+Every default grid ends with a setting that never costs a promotion, so
+"none meets the SLO" only comes from a grid given by hand.
+
+lopp's theta is chosen on the validation windows, the last quarter of each
+training segment, not on the whole training part: its model must be fitted
+on the training windows before them, as mdk lopp train does by default.
+
+A row's note flags a setting that will not hold: its eval statistic and the
+one it was chosen on differ by more than --drift-factor (default 2; both
+statistics are taken at least a hundredth of the bound), with the eval
+windows where it broke the SLO.
 --json prints the report with stable snake_case keys.`,
 		Example: `  mdk tune trace.mdkt --slo 'max_pr<=2%'
   mdk tune trace.mdkt --slo 'p99_pr<=1%' --train-windows 0..179 -p age -p 'pace:P=1..20,A=1..20'
@@ -72,6 +84,7 @@ policy except lopp (which needs --model) is tuned over its default grid.
 	fl.StringSliceVar(&o.eval, "eval", nil, "evaluation `traces`, whole (repeatable or comma-separated)")
 	fl.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fl.StringVar(&o.tier, "tier", "", tierUsage+": each chosen setting's on the training and evaluation parts")
+	fl.Float64Var(&o.drift, "drift-factor", tune.DefaultDriftFactor, "flag a setting whose eval statistic and the one it was chosen on differ by more than this `factor` (0: never)")
 	fl.StringVar(&o.model, "model", "", "L-OPP model `FILE` for lopp settings; train it on the training windows only (mdk lopp train's default is the first half, as tune's)")
 	return cmd
 }
@@ -84,7 +97,13 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 	if err != nil {
 		return usagef("--slo: %v", err)
 	}
-	cfg := tune.Config{SLO: slo, Policies: o.policies}
+	if o.drift < 0 || (o.drift > 0 && o.drift < 1) {
+		return usagef("--drift-factor %g: want 0 (never flag) or at least 1", o.drift)
+	}
+	cfg := tune.Config{SLO: slo, Policies: o.policies, DriftFactor: o.drift}
+	if o.drift == 0 {
+		cfg.DriftFactor = -1
+	}
 	if cfg.Model, err = loadModel(o.model); err != nil {
 		return err
 	}
