@@ -20,6 +20,12 @@ const BinaryMagic = "\x89MDKT\r\n\x1a"
 // BinaryVersion is the binary format version this package writes and reads.
 const BinaryVersion = 1
 
+// BinarySampledVersion is the version of a sampled trace's file: version 1
+// with the sample's rate and seed in the header (docs/trace-format.md). An
+// mdk that knows only version 1 rejects it rather than read its counts as
+// a whole trace's.
+const BinarySampledVersion = 2
+
 // Limits of the binary format (docs/trace-format.md, "Limits").
 const (
 	maxHeaderBytes = 1 << 20

@@ -88,8 +88,8 @@ func (br *binaryReader) readHeader() error {
 		return err
 	}
 	version := binary.LittleEndian.Uint32(fixed[8:])
-	if version != BinaryVersion {
-		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads version %d)", version, BinaryVersion)
+	if version != BinaryVersion && version != BinarySampledVersion {
+		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads versions %d and %d)", version, BinaryVersion, BinarySampledVersion)
 	}
 	h := binary.LittleEndian.Uint32(fixed[12:])
 	if h > maxHeaderBytes {
@@ -113,6 +113,15 @@ func (br *binaryReader) readHeader() error {
 	pageSize := d.uvarint()
 	window := d.uvarint()
 	windows := d.uvarint()
+	var sample Sample
+	if version == BinarySampledVersion {
+		ppm := d.uvarint()
+		sample.Seed = d.uvarint()
+		if d.bad == "" && (ppm < 1 || ppm >= SampleAll || SampleAll%ppm != 0) {
+			return br.corrupt(16, nil, "header: sampling rate %d ppm: want a divisor of 1000000 below it", ppm)
+		}
+		sample.PPM = int64(ppm)
+	}
 	srcLen := d.uvarint()
 	switch {
 	case d.bad != "":
@@ -131,6 +140,7 @@ func (br *binaryReader) readHeader() error {
 		Window:   time.Duration(window),
 		Windows:  int(windows),
 		Source:   string(fields[d.i:]),
+		Sample:   sample,
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ type binaryWriter struct {
 }
 
 // NewBinaryWriter returns a writer of the binary trace format (version
-// [BinaryVersion], docs/trace-format.md) to w, and writes the file header.
+// [BinaryVersion], or [BinarySampledVersion] when h.Sample is set;
+// docs/trace-format.md) to w, and writes the file header.
 //
 // Each WriteWindow issues exactly one Write of a complete block and keeps
 // nothing buffered, so a file whose writer dies is readable up to the last
@@ -53,11 +54,20 @@ func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
 	fields := binary.AppendUvarint(nil, uint64(h.PageSize))
 	fields = binary.AppendUvarint(fields, uint64(h.Window))
 	fields = binary.AppendUvarint(fields, uint64(h.Windows))
+	version := uint32(BinaryVersion)
+	if !h.Sample.All() {
+		if err := h.Sample.Validate(); err != nil {
+			return nil, fmt.Errorf("trace: binary writer: %w", err)
+		}
+		version = BinarySampledVersion
+		fields = binary.AppendUvarint(fields, uint64(h.Sample.PPM))
+		fields = binary.AppendUvarint(fields, h.Sample.Seed)
+	}
 	fields = binary.AppendUvarint(fields, uint64(len(h.Source)))
 	fields = append(fields, h.Source...)
 
 	buf := append([]byte(nil), BinaryMagic...)
-	buf = binary.LittleEndian.AppendUint32(buf, BinaryVersion)
+	buf = binary.LittleEndian.AppendUint32(buf, version)
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(fields)))
 	buf = append(buf, fields...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf[len(BinaryMagic):], castagnoli))

@@ -13,13 +13,14 @@ import (
 )
 
 // Header keywords, indexed as in textReader.headerLine.
-var textHeaders = [...]string{hdrPageSize: "page-size", hdrWindow: "window", hdrWindows: "windows", hdrSource: "source"}
+var textHeaders = [...]string{hdrPageSize: "page-size", hdrWindow: "window", hdrWindows: "windows", hdrSource: "source", hdrSample: "sample"}
 
 const (
 	hdrPageSize = iota
 	hdrWindow
 	hdrWindows
 	hdrSource
+	hdrSample
 )
 
 // textReader reads the text format. It reads one line ahead: the first event
@@ -64,6 +65,7 @@ type textReader struct {
 //	window 30s
 //	windows 10           # optional; default: last window + 1
 //	source my job on host x
+//	sample 1% seed 7     # optional: the trace holds a sample of the pages
 //	0 a 1 2 3            # <window> <a|b|f> <page>...
 //	0 b 4
 //	1 a 1 7/0x1f
@@ -82,6 +84,11 @@ type textReader struct {
 //     its comment and surrounding blanks. To hold a `#`, a line break or
 //     surrounding blanks, the text may instead be one Go double-quoted string
 //     (`source "job #3\n"`), which is how the writer writes such a source.
+//   - `sample RATE seed N` is an mdk extension holding [Header.Sample]: the
+//     trace holds only the pages that sample keeps (docs/trace-format.md).
+//     RATE is a percentage that divides 100% (10%, 1%, 0.1%), N a decimal
+//     seed. A reader that does not know the header rejects the trace, so a
+//     sampled trace is never read as a whole one.
 //   - A window number is a decimal integer in 0..2147483647; event lines
 //     never go back in window number, and with a windows header every event
 //     window is below it. Several lines of one window and kind are merged,
@@ -259,14 +266,22 @@ func (r *textReader) header(line []byte) error {
 		}
 	}
 	if k < 0 {
-		return r.syntax("unknown header %s: expected page-size, window, windows or source, or an event line \"<window> <a|b|f> <page>...\"", truncate(kw))
+		return r.syntax("unknown header %s: expected page-size, window, windows, source or sample, or an event line \"<window> <a|b|f> <page>...\"", truncate(kw))
 	}
 	if first := r.headerLine[k]; first > 0 {
 		return r.syntax("duplicate header %q (first on line %d)", kw, first)
 	}
 	r.headerLine[k] = r.line
-	if k == hdrSource {
+	switch k {
+	case hdrSource:
 		return r.source(rest)
+	case hdrSample:
+		s, err := parseSampleHeader(string(stripComment(rest)))
+		if err != nil {
+			return r.syntax("bad sample header: %v", err)
+		}
+		r.hdr.Sample = s
+		return nil
 	}
 	const posInt = "expected a positive decimal integer up to 2147483647"
 	expected, what := posInt, "page size"

@@ -227,7 +227,7 @@ var textErrorCases = []struct {
 	{"bad version", "mdk-trace textV1\n", `trace.txt:1: bad version "textV1": expected "mdk-trace 1" as the first line`},
 	{"missing version", "mdk-trace\n", `trace.txt:1: missing version: expected "mdk-trace 1" as the first line`},
 	{"extra after version", "mdk-trace 1 x\n", `trace.txt:1: unexpected "x" after the version: expected "mdk-trace 1" as the first line`},
-	{"unknown header", textV1 + "page-size 4096\npagesize 4096\n", `trace.txt:3: unknown header "pagesize": expected page-size, window, windows or source, or an event line "<window> <a|b|f> <page>..."`},
+	{"unknown header", textV1 + "page-size 4096\npagesize 4096\n", `trace.txt:3: unknown header "pagesize": expected page-size, window, windows, source or sample, or an event line "<window> <a|b|f> <page>..."`},
 	{"duplicate header", textV1 + "windows 3\n# c\nwindows 4\n", `trace.txt:4: duplicate header "windows" (first on line 2)`},
 	{"duplicate source", textV1 + "source a\nsource b\n", `trace.txt:3: duplicate header "source" (first on line 2)`},
 	{"header after event", textV1 + "0 a 1\n\nwindow 30s\n", `trace.txt:4: header "window" after the first event line (line 2): headers must come before events`},
@@ -255,7 +255,7 @@ var textErrorCases = []struct {
 	{"garbage window", textV1 + "0 a 1\nx a 1\n", `trace.txt:3: bad window number "x": expected a non-negative decimal integer`},
 	{"hex window", textV1 + "0x1 a 1\n", `trace.txt:2: bad window number "0x1": expected a non-negative decimal integer`},
 	{"window too large", textV1 + "2147483648 a 1\n", "trace.txt:2: window number 2147483648 too large: expected at most 2147483647"},
-	{"letter window first", textV1 + "a 1 2\n", `trace.txt:2: unknown header "a": expected page-size, window, windows or source, or an event line "<window> <a|b|f> <page>..."`},
+	{"letter window first", textV1 + "a 1 2\n", `trace.txt:2: unknown header "a": expected page-size, window, windows, source or sample, or an event line "<window> <a|b|f> <page>..."`},
 	{"page-size zero", textV1 + "page-size 0\n", `trace.txt:2: bad page size "0": ` + textPosInt},
 	{"page-size unit", textV1 + "page-size 4k\n", `trace.txt:2: bad page size "4k": ` + textPosInt},
 	{"page-size negative", textV1 + "page-size -4096\n", `trace.txt:2: bad page size "-4096": ` + textPosInt},
@@ -578,7 +578,7 @@ source my job on host x
 	}
 	fmt.Println("pages", r.Pages())
 	// Output:
-	// {PageSize:4096 Window:30s Windows:10 Source:my job on host x}
+	// {PageSize:4096 Window:30s Windows:10 Source:my job on host x Sample:100%}
 	// window 0: new [1 2 3 4] accessed [0 1 2] born [3] freed []
 	// window 1: new [7/31] accessed [0 4] born [] freed []
 	// window 4: new [5] accessed [] born [] freed [5]

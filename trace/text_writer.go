@@ -54,6 +54,12 @@ func NewTextWriter(w io.Writer, h Header) (Writer, error) {
 	if h.Windows > 0 {
 		b = fmt.Appendf(b, "windows %d\n", h.Windows)
 	}
+	if !h.Sample.All() {
+		if err := h.Sample.Validate(); err != nil {
+			return nil, fmt.Errorf("trace: text writer: %w", err)
+		}
+		b = fmt.Appendf(b, "sample %s\n", h.Sample)
+	}
 	if h.Source != "" {
 		b = append(b, "source "...)
 		if plainSource(h.Source) {

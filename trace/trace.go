@@ -62,6 +62,10 @@ type Header struct {
 	Window   time.Duration // length of one window
 	Windows  int           // number of windows W; 0 when not known before the end
 	Source   string        // free-form description of where the trace came from
+	// Sample, if not zero, says the trace holds only the pages this sample
+	// keeps (mdk record --sample): every count is of those pages, and
+	// commands scale them by Sample.Scale().
+	Sample Sample
 }
 
 // DefaultHeader returns a header with the SPEC defaults.
