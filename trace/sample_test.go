@@ -3,8 +3,8 @@ package trace_test
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"errors"
+	"hash/crc32"
 	"io"
 	"maps"
 	"slices"
