@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -29,6 +30,12 @@ type Record struct {
 	AvgSavedBytes       jsonFloat `json:"avg_saved_bytes"`
 	PerWindowPromotions []int64   `json:"per_window_promotions,omitempty"`
 	PerWindowAccessed   []int64   `json:"per_window_accessed,omitempty"`
+
+	// A sampled run's rate (0.01 = 1%), its number of sub-samples, and
+	// each metric's error bound ([Result.Bound]); absent otherwise.
+	SampleRate   jsonFloat `json:"sample_rate,omitempty"`
+	SampleGroups int       `json:"sample_groups,omitempty"`
+	Err          *Errors   `json:"err,omitempty"`
 }
 
 // jsonFloat marshals with FormatFloat so JSON and CSV print the same digits.
@@ -51,6 +58,11 @@ func (r *Result) Record(perWindow bool) Record {
 		Savings:          jsonFloat(r.Savings()),
 		AvgSavedBytes:    jsonFloat(r.AvgSavedBytes()),
 	}
+	if r.Sampled() {
+		rec.SampleRate = jsonFloat(float64(r.SamplePPM) / 1e6)
+		rec.SampleGroups = len(r.Groups)
+		rec.Err = r.Errors()
+	}
 	if perWindow {
 		rec.PerWindowPromotions = append([]int64{}, r.Promotions...)
 		rec.PerWindowAccessed = append([]int64{}, r.Accessed...)
@@ -58,20 +70,30 @@ func (r *Result) Record(perWindow bool) Record {
 	return rec
 }
 
-// CSVRow returns the record as a row under CSVHeader.
+// CSVRow returns the record as a row under CSVHeader, followed for a
+// sampled run by the columns of SampleHeader.
 func (rec Record) CSVRow() []string {
-	return []string{
+	row := []string{
 		rec.Policy, rec.Params,
 		FormatFloat(float64(rec.MaxPR)), FormatFloat(float64(rec.P99PR)), FormatFloat(float64(rec.P98PR)), FormatFloat(float64(rec.MeanPR)),
 		strconv.FormatInt(rec.Promotions, 10), strconv.FormatInt(rec.SavedPageWindows, 10), strconv.FormatInt(rec.AlivePageWindows, 10),
 		FormatFloat(float64(rec.Savings)), FormatFloat(float64(rec.AvgSavedBytes)),
 	}
+	if rec.Err != nil {
+		row = append(row, rec.sampleRow()...)
+	}
+	return row
 }
 
-// WriteCSV writes the header and one row per result.
+// WriteCSV writes the header and one row per result; sampled results add
+// the columns of SampleHeader.
 func WriteCSV(w io.Writer, rs []*Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	header := CSVHeader
+	if len(rs) > 0 && rs[0].Sampled() {
+		header = append(slices.Clone(header), SampleHeader()...)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for _, r := range rs {

@@ -26,6 +26,13 @@ type Result struct {
 
 	SavedPerWindow []int64 // pages alive and absent (reclaimed) in each window; sums to Saved
 	AlivePerWindow []int64 // pages alive in each window; sums to Alive
+
+	// A run on a sample of the pages (sample.go): SamplePPM is the rate in
+	// parts per million (0 when not sampled), every integer above is the
+	// sample's times 1/rate, and Groups are this setting's runs on k
+	// disjoint random sub-samples, for the error bounds ([Result.Bound]).
+	SamplePPM int64
+	Groups    []*Result
 }
 
 // Restrict returns the result restricted to windows [from, to): the
@@ -39,6 +46,10 @@ func (r *Result) Restrict(from, to int) *Result {
 		Accessed:       r.Accessed[from:to:to],
 		SavedPerWindow: r.SavedPerWindow[from:to:to],
 		AlivePerWindow: r.AlivePerWindow[from:to:to],
+		SamplePPM:      r.SamplePPM,
+	}
+	for _, g := range r.Groups {
+		out.Groups = append(out.Groups, g.Restrict(from, to))
 	}
 	for w := from; w < to; w++ {
 		out.Saved += r.SavedPerWindow[w]

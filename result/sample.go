@@ -1,0 +1,144 @@
+package result
+
+import "math"
+
+// Sampled runs. A run on a spatial sample of a trace's pages (mpc with
+// --sample, or a trace recorded sampled) holds the sample's integers
+// multiplied by 1/rate, an integer: the Horvitz-Thompson estimate of each
+// count for the whole trace. Rates (promotion rates, savings) are ratios of
+// two such counts, so they are the sample's own. The error bound of each
+// metric comes from the same setting's results on k disjoint random
+// sub-samples of the sample (the random-group method): see [Result.Bound].
+
+// Metric is one of the metrics a Record prints, by its CSV name.
+type Metric struct {
+	Name  string
+	Value func(*Result) float64
+}
+
+// Metrics are the metrics of SPEC section 6 in CSV order, each with its
+// value as a float.
+var Metrics = []Metric{
+	{"max_pr", (*Result).MaxPR},
+	{"p99_pr", func(r *Result) float64 { return r.Percentile(99) }},
+	{"p98_pr", func(r *Result) float64 { return r.Percentile(98) }},
+	{"mean_pr", (*Result).MeanPR},
+	{"promotions", func(r *Result) float64 { return float64(r.TotalPromotions()) }},
+	{"saved_page_windows", func(r *Result) float64 { return float64(r.Saved) }},
+	{"alive_page_windows", func(r *Result) float64 { return float64(r.Alive) }},
+	{"savings", (*Result).Savings},
+	{"avg_saved_bytes", (*Result).AvgSavedBytes},
+}
+
+// MetricByName returns the metric named name (a CSV column or a Stat).
+func MetricByName(name string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Sampled reports whether r is an estimate from a sample.
+func (r *Result) Sampled() bool { return r.SamplePPM > 0 && r.SamplePPM < 1_000_000 }
+
+// Bound returns the half-width of an approximate 95% confidence interval
+// of metric m's estimate, from the k sub-samples' results r.Groups (each
+// an estimate on its own, scaled by k/rate):
+//
+//	bound = t(0.975, k-1) * sqrt((1 - rate) * sum_g (m_g - mean)^2 / (k (k-1)))
+//
+// that is Student's t times the random-group standard error, with the
+// finite-population correction 1 - rate (0 for a 100% sample). For a
+// count the full sample's estimate is the mean of the groups' (the groups
+// partition it), and the bound is the usual one; for a ratio or a
+// percentile of per-window rates (max_pr above all) each group's value is
+// computed on 1/k of the sample and is noisier than the full sample's, so
+// the bound is conservative there. It is 0 for a run that is not sampled.
+func (r *Result) Bound(m Metric) float64 {
+	k := len(r.Groups)
+	if k < 2 || !r.Sampled() {
+		return 0
+	}
+	vals := make([]float64, k)
+	mean := 0.0
+	for g, gr := range r.Groups {
+		vals[g] = m.Value(gr)
+		mean += vals[g]
+	}
+	mean /= float64(k)
+	ss := 0.0
+	for _, v := range vals {
+		ss += (v - mean) * (v - mean)
+	}
+	f := float64(r.SamplePPM) / 1e6
+	return studentT975(k-1) * math.Sqrt((1-f)*ss/float64(k*(k-1)))
+}
+
+// t975 is Student's t distribution's 0.975 quantile for 1..30 degrees of
+// freedom (any statistics table).
+var t975 = [...]float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// studentT975 returns t(0.975, df): the table, or beyond it the
+// Cornish-Fisher expansion z + (z^3+z)/(4 df) + (5z^5+16z^3+3z)/(96 df^2)
+// (within 0.001 of the exact value from 30 degrees of freedom on).
+func studentT975(df int) float64 {
+	if df < len(t975) {
+		return t975[df]
+	}
+	const z = 1.959964
+	d := float64(df)
+	return z + (z*z*z+z)/(4*d) + (5*math.Pow(z, 5)+16*z*z*z+3*z)/(96*d*d)
+}
+
+// SampleHeader is the CSV columns a sampled run adds after CSVHeader: the
+// rate, then each metric's error bound.
+func SampleHeader() []string {
+	h := []string{"sample_rate"}
+	for _, m := range Metrics {
+		h = append(h, m.Name+"_err")
+	}
+	return h
+}
+
+// Errors are the error bounds of a sampled run's metrics ([Result.Bound]),
+// in the order and under the names of its Record's fields.
+type Errors struct {
+	MaxPR            jsonFloat `json:"max_pr"`
+	P99PR            jsonFloat `json:"p99_pr"`
+	P98PR            jsonFloat `json:"p98_pr"`
+	MeanPR           jsonFloat `json:"mean_pr"`
+	Promotions       jsonFloat `json:"promotions"`
+	SavedPageWindows jsonFloat `json:"saved_page_windows"`
+	AlivePageWindows jsonFloat `json:"alive_page_windows"`
+	Savings          jsonFloat `json:"savings"`
+	AvgSavedBytes    jsonFloat `json:"avg_saved_bytes"`
+}
+
+func (e *Errors) list() []*jsonFloat {
+	return []*jsonFloat{&e.MaxPR, &e.P99PR, &e.P98PR, &e.MeanPR, &e.Promotions, &e.SavedPageWindows, &e.AlivePageWindows, &e.Savings, &e.AvgSavedBytes}
+}
+
+// Errors returns the bounds of every metric, or nil if r is not sampled.
+func (r *Result) Errors() *Errors {
+	if !r.Sampled() {
+		return nil
+	}
+	e := &Errors{}
+	for i, f := range e.list() {
+		*f = jsonFloat(r.Bound(Metrics[i]))
+	}
+	return e
+}
+
+// csv returns the sample's CSV columns (SampleHeader) of a record.
+func (rec Record) sampleRow() []string {
+	row := []string{FormatFloat(float64(rec.SampleRate))}
+	for _, f := range rec.Err.list() {
+		row = append(row, FormatFloat(float64(*f)))
+	}
+	return row
+}
