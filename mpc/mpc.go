@@ -34,6 +34,12 @@ type Options struct {
 	// Progress, if set, is called after every window with the number of
 	// windows done and, when the header knows it, the total (else 0).
 	Progress func(done, total int)
+	// Sample, if set, runs on the pages it keeps only, and every count is
+	// scaled by 1/rate (a trace's own Header.Sample applies without it).
+	Sample trace.Sample
+	// Groups is the number of sub-samples of a sampled run, for the error
+	// bounds; 0 means DefaultGroups, 1 none.
+	Groups int
 }
 
 // engine accumulates the results of one policy's settings.
@@ -67,27 +73,36 @@ type engine interface {
 // gaps themselves, from a trace.Walker) on in chunks of bounded size; the
 // policies' engines consume every chunk on up to GOMAXPROCS worker goroutines
 // (each engine on one worker, so each sees the gaps in order).
+//
+// On a sample of the pages (opts.Sample, or a trace whose header says it is
+// sampled) the results are estimates with error bounds: see
+// [generateSampled].
 func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, opts Options) ([]*result.Result, error) {
-	engines, slots, classes, err := plan(settings)
-	if err != nil {
-		return nil, err
-	}
 	h := r.Header()
+	s, err := h.Sample.Within(opts.Sample)
+	if err != nil {
+		return nil, fmt.Errorf("mpc: %w", err)
+	}
+	if !s.All() {
+		return generateSampled(ctx, r, settings, s, opts)
+	}
 	if d, ok := r.(trace.PageDiscarder); ok {
 		d.DiscardPages() // the engines need dense IDs only
 	}
-	needFeat := false
-	for _, e := range engines {
-		needFeat = needFeat || e.needsFeatures()
-	}
-	p := newPipeline(engines, needFeat)
-	wk := newWalk(engines, classes, p, needFeat)
-	defer wk.close()
-	t, err := pass(ctx, trace.Lookahead(r), wk, p, h.Windows, opts.Progress)
+	st, err := newStream(settings, maxWalkers)
 	if err != nil {
 		return nil, err
 	}
-	return results(settings, engines, slots, t, int64(h.PageSize)), nil
+	defer st.close()
+	la := trace.Lookahead(r)
+	read := func() ([]*trace.Window, error) {
+		w, err := la.Read()
+		return []*trace.Window{w}, err
+	}
+	if err := pass(ctx, read, []*stream{st}, h.Windows, opts.Progress); err != nil {
+		return nil, err
+	}
+	return st.results(settings, int64(h.PageSize), 1), nil
 }
 
 // totals are what one pass measures of the trace itself, the same for
@@ -97,80 +112,158 @@ type totals struct {
 	L               int64   // alive page-windows
 }
 
-// pass walks every window of r (window w+1 is read while window w is
-// walked; r is a trace.Lookahead) and hands its gaps on to the pipeline:
-// the gaps one by one as the walk finds them, then, when the window is
-// walked, its histograms. It stops the pipeline before it returns.
-func pass(ctx context.Context, r trace.Reader, wk walk, p *pipeline, total int, progress func(done, total int)) (totals, error) {
-	defer p.stop()
-	read := func() (*trace.Window, error) {
-		win, err := r.Read()
+// A stream is one run of every setting over a sequence of windows: the
+// engines, their walk and their pipeline. Generate has one; a sampled run
+// has one for the sample and one for each sub-sample, fed in one pass.
+type stream struct {
+	engines []engine
+	slots   [][]int
+	wk      walk
+	p       *pipeline
+	t       totals
+	es      []histEntry
+	before  int64
+	stopped bool
+}
+
+// newStream plans settings into engines, with a walk of up to walkers
+// goroutines.
+func newStream(settings []policy.Setting, walkers int) (*stream, error) {
+	engines, slots, classes, err := plan(settings)
+	if err != nil {
+		return nil, err
+	}
+	needFeat := false
+	for _, e := range engines {
+		needFeat = needFeat || e.needsFeatures()
+	}
+	p := newPipeline(engines, needFeat)
+	return &stream{engines: engines, slots: slots, p: p, wk: newWalk(engines, classes, p, needFeat, walkers)}, nil
+}
+
+// begin starts walking window win.
+func (s *stream) begin(win *trace.Window) {
+	s.p.mark(markNew, win.Index, 0)
+	s.before = s.wk.counts().AlivePageWins
+	s.wk.start(win)
+}
+
+// end waits for the walk of win and hands its gaps on.
+func (s *stream) end(win *trace.Window) {
+	s.wk.wait()
+	a := int64(len(win.Accessed))
+	s.t.accessed = append(s.t.accessed, a)
+	s.t.alive = append(s.t.alive, s.wk.counts().AlivePageWins-s.before)
+	s.drain(win.Index, win.Index+1)
+	s.p.mark(markEnd, win.Index, a)
+}
+
+// finish ends the lives still alive and stops the pipeline.
+func (s *stream) finish() {
+	s.wk.finish()
+	s.drain(-1, len(s.t.accessed))
+	s.t.L = s.wk.counts().AlivePageWins
+	s.stop()
+}
+
+func (s *stream) drain(closedEnd, openEnd int) {
+	for _, hg := range s.wk.histograms() {
+		if closedEnd >= 0 {
+			s.es = hg.Drain(true, s.es[:0])
+			s.p.group(closedEnd, true, s.es)
+		}
+		s.es = hg.Drain(false, s.es[:0])
+		s.p.group(openEnd, false, s.es)
+	}
+}
+
+func (s *stream) stop() {
+	if !s.stopped {
+		s.stopped = true
+		s.p.stop()
+	}
+}
+
+// close stops the pipeline and the walk's goroutines.
+func (s *stream) close() {
+	s.stop()
+	s.wk.close()
+}
+
+// pass reads every window (read returns one window per stream, each
+// intact until the second read after it, or io.EOF) and walks it in its
+// stream: window w+1 is read while window w is walked, and the gaps go on
+// to the pipelines, one by one as the walk finds them, then, when the
+// window is walked, as histograms. It finishes the streams (their
+// pipelines stopped) when the windows are done.
+func pass(ctx context.Context, read func() ([]*trace.Window, error), streams []*stream, total int, progress func(done, total int)) error {
+	next := func() ([]*trace.Window, error) {
+		ws, err := read()
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
 		if err == nil {
 			err = ctx.Err()
 		}
-		return win, err
+		return ws, err
 	}
-	var t totals
-	var es []histEntry
-	drain := func(closedEnd, openEnd int) {
-		for _, hg := range wk.histograms() {
-			if closedEnd >= 0 {
-				es = hg.Drain(true, es[:0])
-				p.group(closedEnd, true, es)
-			}
-			es = hg.Drain(false, es[:0])
-			p.group(openEnd, false, es)
+	ws, err := next()
+	for ws != nil && err == nil {
+		for i, s := range streams {
+			s.begin(ws[i])
 		}
-	}
-	win, err := read()
-	for win != nil && err == nil {
-		p.mark(markNew, win.Index, 0)
-		before := wk.counts().AlivePageWins
-		wk.start(win)
-		next, nerr := read()
-		wk.wait()
-		a := int64(len(win.Accessed))
-		t.accessed = append(t.accessed, a)
-		t.alive = append(t.alive, wk.counts().AlivePageWins-before)
-		drain(win.Index, win.Index+1)
-		p.mark(markEnd, win.Index, a)
+		nws, nerr := next()
+		for i, s := range streams {
+			s.end(ws[i])
+		}
 		if progress != nil {
-			progress(win.Index+1, total)
+			progress(ws[0].Index+1, total)
 		}
-		win, err = next, nerr
+		ws, err = nws, nerr
 	}
 	if err != nil {
-		return totals{}, err
+		return err
 	}
-	wk.finish()
-	drain(-1, len(t.accessed))
-	t.L = wk.counts().AlivePageWins
-	return t, nil
+	for _, s := range streams {
+		s.finish()
+	}
+	return nil
 }
 
 // results collects each engine's totals into one result per setting, in
-// the order of settings.
-func results(settings []policy.Setting, engines []engine, slots [][]int, t totals, pageSize int64) []*result.Result {
+// the order of settings, every count multiplied by scale.
+func (s *stream) results(settings []policy.Setting, pageSize, scale int64) []*result.Result {
+	t := s.t
 	W := len(t.accessed)
 	out := make([]*result.Result, len(settings))
-	for ei, e := range engines {
+	accessed, alive, L := scaled(t.accessed, scale), scaled(t.alive, scale), t.L*scale
+	for ei, e := range s.engines {
 		saved, proms, perWin := e.finish(W)
-		for k, i := range slots[ei] {
+		for k, i := range s.slots[ei] {
 			out[i] = &result.Result{
 				Policy:         settings[i].Policy(),
 				Params:         settings[i].Params(),
-				Promotions:     proms[k],
-				Accessed:       t.accessed,
-				Saved:          saved[k],
-				Alive:          t.L,
+				Promotions:     scaled(proms[k], scale),
+				Accessed:       accessed,
+				Saved:          saved[k] * scale,
+				Alive:          L,
 				PageSize:       pageSize,
-				SavedPerWindow: perWin[k],
-				AlivePerWindow: t.alive,
+				SavedPerWindow: scaled(perWin[k], scale),
+				AlivePerWindow: alive,
 			}
 		}
+	}
+	return out
+}
+
+// scaled returns v multiplied by n: v itself if n is 1, else a copy.
+func scaled(v []int64, n int64) []int64 {
+	if n == 1 {
+		return v
+	}
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = x * n
 	}
 	return out
 }

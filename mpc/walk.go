@@ -25,8 +25,9 @@ type walk interface {
 }
 
 // newWalk returns the walk the engines need: gaps one by one (with their
-// features if needFeat) if any engine needsGaps, else histograms.
-func newWalk(engines []engine, classes classAxis, p *pipeline, needFeat bool) walk {
+// features if needFeat) if any engine needsGaps, else histograms, counted
+// on up to walkers goroutines.
+func newWalk(engines []engine, classes classAxis, p *pipeline, needFeat bool, walkers int) walk {
 	perGap, hist := false, false
 	for _, e := range engines {
 		perGap = perGap || e.needsGaps()
@@ -47,7 +48,7 @@ func newWalk(engines []engine, classes classAxis, p *pipeline, needFeat bool) wa
 	// One histogram a goroutine; each is windows x classes cells, so a
 	// many-core machine uses a few cores, not all.
 	var hgs []*trace.GapHistogram
-	for range max(1, min(runtime.GOMAXPROCS(0), maxWalkers)) {
+	for range max(1, min(runtime.GOMAXPROCS(0), walkers)) {
 		hgs = append(hgs, newHist())
 	}
 	return &histWalk{hw: trace.NewHistWalker(hgs), hgs: hgs}
