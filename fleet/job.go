@@ -35,6 +35,10 @@ type JobResult struct {
 	TrainAlive int64       `json:"train_alive_page_windows,omitempty"`
 	EvalAlive  int64       `json:"eval_alive_page_windows,omitempty"`
 
+	// SampleRate, for a job run on a sample of its pages, is the rate
+	// (0.01 = 1%): every count is an estimate, and each point has Err.
+	SampleRate float64 `json:"sample_rate,omitempty"`
+
 	Curve []Point       `json:"curve"`
 	Tuned []tune.Choice `json:"tuned,omitempty"` // per policy, in Plan.Names order
 	// OPP is tune's yardstick on the evaluation windows.
@@ -60,6 +64,10 @@ type Point struct {
 	TrainBreaks bool  `json:"train_breaks,omitempty"`
 	EvalSaved   int64 `json:"eval_saved_page_windows,omitempty"`
 	EvalBreaks  bool  `json:"eval_breaks,omitempty"`
+
+	// Err, for a sampled job, holds the error bounds of the whole-trace
+	// metrics (result.Result.Bound).
+	Err *result.Errors `json:"err,omitempty"`
 }
 
 // FootprintBytes returns the job's footprint: peak alive pages x page size.
@@ -103,7 +111,8 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 			name, trace.FormatDuration(w), trace.FormatDuration(p.Config.Window))
 	}
 	// 2.
-	runs, err := mpc.Generate(ctx, r, p.All, mpc.Options{})
+	runs, err := mpc.Generate(ctx, r, p.All, mpc.Options{
+		Sample: trace.Sample{PPM: p.Config.SamplePPM, Seed: p.Config.SampleSeed}, Groups: p.Config.SampleGroups})
 	if err != nil {
 		return jr, fmt.Errorf("%s: %w", name, err)
 	}
@@ -112,6 +121,9 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 	jr.PageSize, jr.Windows, jr.AlivePageWindows = r0.PageSize, r0.Windows(), r0.Alive
 	if jr.Windows == 0 {
 		return jr, fmt.Errorf("%s: the trace has no windows", name)
+	}
+	if r0.Sampled() {
+		jr.SampleRate = float64(r0.SamplePPM) / 1e6
 	}
 	for _, a := range r0.AlivePerWindow {
 		jr.PeakAlivePages = max(jr.PeakAlivePages, a)
@@ -136,7 +148,7 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 		pt := Point{
 			Policy: r.Policy, Params: r.Params,
 			MaxPR: r.MaxPR(), P99PR: r.Percentile(99), P98PR: r.Percentile(98), MeanPR: r.MeanPR(),
-			Promotions: r.TotalPromotions(), Saved: r.Saved,
+			Promotions: r.TotalPromotions(), Saved: r.Saved, Err: r.Errors(),
 		}
 		if p.SLO != nil {
 			t, e := train(r), eval(r)

@@ -30,6 +30,13 @@ type Config struct {
 	// Tier, if set, is the far tier whose figures turn savings and
 	// promotions into net saved bytes and slowdown (docs/tiers.md).
 	Tier *tier.Tier `json:"tier,omitempty"`
+	// SamplePPM, SampleSeed and SampleGroups, if SamplePPM is set, run
+	// every job on a sample of its pages (mpc.Options.Sample): its numbers
+	// are estimates, and each curve point has its error bounds. A job whose
+	// trace was recorded sampled is sampled without them.
+	SamplePPM    int64  `json:"sample_ppm,omitempty"`
+	SampleSeed   uint64 `json:"sample_seed,omitempty"`
+	SampleGroups int    `json:"sample_groups,omitempty"`
 }
 
 // Plan is a compiled [Config]: the settings every job runs, in order.

@@ -198,6 +198,15 @@ func (f *Fleet) writeCurves(b *bytes.Buffer) {
 func (f *Fleet) WriteSummary(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d jobs, %d failed; footprint %s (peak alive), %d access records\n", f.Jobs, f.Failed, bytesStr(float64(f.FootprintBytes)), f.AccessRecords)
+	sampled := 0
+	for _, j := range f.JobResults {
+		if j.SampleRate > 0 {
+			sampled++
+		}
+	}
+	if sampled > 0 {
+		fmt.Fprintf(&b, "%d jobs ran on a sample of their pages: their counts are estimates (the sample's x 1/rate); each curve point's error bounds are in the jobs' results, the fleet sums have none\n", sampled)
+	}
 	for _, j := range f.JobResults {
 		if j.Error != "" {
 			fmt.Fprintf(&b, "  failed: %s\n", j.Error)

@@ -117,6 +117,7 @@ type page struct {
 	Chosen   []string
 	Warnings []string
 	Tune     *tuneView
+	Sample   string // on a sample: how its numbers are estimated
 }
 
 // tuneView is the Tuning section: a tune.Report in the words of mdk tune's
@@ -159,6 +160,14 @@ type bestRow struct {
 	HasHeadroom          bool
 	Promotions           int64
 	AvgSavedBytes        float64
+	// Err, on a sample: the error bounds of the same metrics.
+	Err *bestErr
+}
+
+type bestErr struct {
+	Savings, Stat float64
+	Promotions    int64
+	AvgSavedBytes float64
 }
 
 // Generate writes the HTML report of data to w: one self-contained file
@@ -207,6 +216,11 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 	if data.Tune != nil {
 		pg.Tune = newTuneView(data.Tune)
 	}
+	if r := data.Results[0]; r.Sampled() {
+		pg.Header = append(slices.Clone(pg.Header), result.SampleHeader()...)
+		pg.Sample = fmt.Sprintf("Sampled: %s of the pages (a seeded hash of space and page). Counts (promotions, saved and alive page-windows, memory) are the sample's times %d; rates (promotion rates, savings) are the sample's own. ± is an approximate 95%% bound from %d disjoint random sub-samples; the *_err columns below give it for every metric.",
+			policy.FormatRate(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
+	}
 	for _, c := range chosen {
 		pg.Chosen = append(pg.Chosen, c.r.Policy+":"+c.r.Params)
 	}
@@ -223,6 +237,12 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 				k := data.Tier.Cost(c.Best, data.Window)
 				row.NetSavings, row.Slowdown = k.NetSavings, k.Slowdown
 			}
+			if b := c.Best; b.Sampled() {
+				stat, _ := result.MetricByName(string(opts.X))
+				bound := func(name string) float64 { m, _ := result.MetricByName(name); return b.Bound(m) }
+				row.Err = &bestErr{Savings: bound("savings"), Stat: b.Bound(stat),
+					Promotions: int64(math.Round(bound("promotions"))), AvgSavedBytes: bound("avg_saved_bytes")}
+			}
 		}
 		pg.Best = append(pg.Best, row)
 	}
@@ -234,7 +254,7 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 		pg.All = append(pg.All, row)
 	}
 	if data.Tier != nil {
-		pg.Header = append(append([]string{}, result.CSVHeader...), tier.Columns...)
+		pg.Header = append(slices.Clone(pg.Header), tier.Columns...) // after the sample's columns, as in the rows
 	}
 	return t.Execute(w, pg)
 }

@@ -79,7 +79,7 @@ func (rec Record) CSVRow() []string {
 		strconv.FormatInt(rec.Promotions, 10), strconv.FormatInt(rec.SavedPageWindows, 10), strconv.FormatInt(rec.AlivePageWindows, 10),
 		FormatFloat(float64(rec.Savings)), FormatFloat(float64(rec.AvgSavedBytes)),
 	}
-	if rec.Err != nil {
+	if rec.SampleRate != 0 {
 		row = append(row, rec.sampleRow()...)
 	}
 	return row

@@ -122,9 +122,10 @@ func (e *Errors) list() []*jsonFloat {
 	return []*jsonFloat{&e.MaxPR, &e.P99PR, &e.P98PR, &e.MeanPR, &e.Promotions, &e.SavedPageWindows, &e.AlivePageWindows, &e.Savings, &e.AvgSavedBytes}
 }
 
-// Errors returns the bounds of every metric, or nil if r is not sampled.
+// Errors returns the bounds of every metric, or nil if r is not sampled
+// or has no sub-samples to bound it by.
 func (r *Result) Errors() *Errors {
-	if !r.Sampled() {
+	if !r.Sampled() || len(r.Groups) < 2 {
 		return nil
 	}
 	e := &Errors{}
@@ -137,8 +138,31 @@ func (r *Result) Errors() *Errors {
 // csv returns the sample's CSV columns (SampleHeader) of a record.
 func (rec Record) sampleRow() []string {
 	row := []string{FormatFloat(float64(rec.SampleRate))}
+	if rec.Err == nil {
+		return append(row, make([]string, len(Metrics))...) // no sub-samples: no bounds
+	}
 	for _, f := range rec.Err.list() {
 		row = append(row, FormatFloat(float64(*f)))
 	}
 	return row
+}
+
+// Scaled returns a copy of r with every count multiplied by n, marked as a
+// run on a sample of rate ppm: how a run on a sampled trace that has no
+// sub-samples (the simulator's) becomes an estimate. Its bounds are
+// unknown.
+func (r *Result) Scaled(n, ppm int64) *Result {
+	c := *r
+	c.SamplePPM, c.Groups = ppm, nil
+	c.Saved, c.Alive = r.Saved*n, r.Alive*n
+	mul := func(v []int64) []int64 {
+		out := make([]int64, len(v))
+		for i, x := range v {
+			out[i] = x * n
+		}
+		return out
+	}
+	c.Promotions, c.Accessed = mul(r.Promotions), mul(r.Accessed)
+	c.SavedPerWindow, c.AlivePerWindow = mul(r.SavedPerWindow), mul(r.AlivePerWindow)
+	return &c
 }

@@ -19,14 +19,17 @@ type Stats struct {
 	Window        string  `json:"window"`         // window length, Go duration syntax ("30s")
 	WindowSeconds float64 `json:"window_seconds"` // window length in seconds
 	PageSize      int     `json:"page_size"`      // bytes
-	Spaces        int     `json:"spaces"`         // distinct address spaces
-	Pages         int     `json:"pages"`          // distinct (space, page) pairs
-	Lives         int64   `json:"lives"`
-	AccessRecords int64   `json:"access_records"` // Σ|A_w|
-	Births        int64   `json:"births"`         // lives started by a b
-	Frees         int64   `json:"frees"`          // lives ended by an f
-	IgnoredBirths int64   `json:"ignored_births"` // b for a page already alive
-	IgnoredFrees  int64   `json:"ignored_frees"`  // f for a page not alive
+	// Sample, for a trace recorded sampled, is its rate and seed ("1% seed
+	// 7"): every count is of the sampled pages only, not scaled.
+	Sample        string `json:"sample,omitempty"`
+	Spaces        int    `json:"spaces"` // distinct address spaces
+	Pages         int    `json:"pages"`  // distinct (space, page) pairs
+	Lives         int64  `json:"lives"`
+	AccessRecords int64  `json:"access_records"` // Σ|A_w|
+	Births        int64  `json:"births"`         // lives started by a b
+	Frees         int64  `json:"frees"`          // lives ended by an f
+	IgnoredBirths int64  `json:"ignored_births"` // b for a page already alive
+	IgnoredFrees  int64  `json:"ignored_frees"`  // f for a page not alive
 	// |A_w| over all W windows; the median is the lower median (0 when W = 0).
 	AccessedMin      int64    `json:"accessed_min"`
 	AccessedMedian   int64    `json:"accessed_median"`
@@ -110,6 +113,7 @@ func Compute(r trace.Reader) (*Stats, error) {
 		Window:           trace.FormatDuration(h.Window),
 		WindowSeconds:    h.Window.Seconds(),
 		PageSize:         h.PageSize,
+		Sample:           sampleString(h.Sample),
 		Pages:            len(r.Pages()),
 		Lives:            c.Lives,
 		AccessRecords:    c.AccessRecords,
@@ -169,6 +173,9 @@ func (s *Stats) WriteText(w io.Writer) error {
 	}
 	line("windows", "%d x %s", s.Windows, s.Window)
 	line("page size", "%d bytes", s.PageSize)
+	if s.Sample != "" {
+		line("sample", "%s: every count below is of the sampled pages only (not scaled)", s.Sample)
+	}
 	line("spaces", "%d", s.Spaces)
 	line("pages", "%d", s.Pages)
 	line("lives", "%d", s.Lives)
@@ -202,4 +209,11 @@ func (s *Stats) WriteText(w io.Writer) error {
 	}
 	_, err := w.Write(buf)
 	return err
+}
+
+func sampleString(s trace.Sample) string {
+	if s.All() {
+		return ""
+	}
+	return s.String()
 }

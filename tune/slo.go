@@ -72,7 +72,7 @@ func (s SLO) BrokenWindows(r *result.Result) int {
 
 // Measure returns r's metrics under s, as Run reports them for a part.
 func (s SLO) Measure(r *result.Result) *Metrics {
-	return &Metrics{
+	m := &Metrics{
 		Stat:             r.Stat(s.Stat),
 		Savings:          r.Savings(),
 		SavedPageWindows: r.Saved,
@@ -82,6 +82,12 @@ func (s SLO) Measure(r *result.Result) *Metrics {
 		BrokenWindows:    s.BrokenWindows(r),
 		MeetsSLO:         s.Meets(r),
 	}
+	if r.Sampled() {
+		stat, _ := result.MetricByName(string(s.Stat))
+		sav, _ := result.MetricByName("savings")
+		m.Err = &MetricsErr{Stat: r.Bound(stat), Savings: r.Bound(sav)}
+	}
+	return m
 }
 
 // MarshalJSON writes {"spec": "max_pr<=2%", "stat": "max_pr", "bound": 0.02, "bound_ppm": 20000}.

@@ -146,7 +146,21 @@ func pool(rs []*result.Result) *result.Result {
 	if len(rs) == 1 {
 		return rs[0]
 	}
-	out := &result.Result{Policy: rs[0].Policy, Params: rs[0].Params, PageSize: rs[0].PageSize}
+	out := &result.Result{Policy: rs[0].Policy, Params: rs[0].Params, PageSize: rs[0].PageSize, SamplePPM: rs[0].SamplePPM}
+	// Sub-samples pool group by group, when every segment has the same.
+	k := len(rs[0].Groups)
+	for _, r := range rs {
+		if len(r.Groups) != k || r.SamplePPM != out.SamplePPM {
+			k = 0
+		}
+	}
+	for g := range k {
+		gs := make([]*result.Result, len(rs))
+		for i, r := range rs {
+			gs[i] = r.Groups[g]
+		}
+		out.Groups = append(out.Groups, pool(gs))
+	}
 	for _, r := range rs {
 		out.Promotions = append(out.Promotions, r.Promotions...)
 		out.Accessed = append(out.Accessed, r.Accessed...)

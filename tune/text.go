@@ -28,6 +28,9 @@ func WriteText(w io.Writer, rep *Report) error {
 	bound := policy.FormatRate(rep.SLO.PPM)
 	fmt.Fprintf(&b, "SLO %s; settings chosen on the train part, measured on the eval part.\n", rep.SLO)
 	fmt.Fprintf(&b, "Policies run over whole traces; each part's metrics count only its windows.\n")
+	if rep.Sample != "" {
+		fmt.Fprintf(&b, "Sampled: %s; ± is an approximate 95%% bound from the sub-samples.\n", rep.Sample)
+	}
 	writePart(&b, "train", rep.Train)
 	if len(rep.Validation.Segments) > 0 {
 		writePart(&b, "valid", rep.Validation)
@@ -52,14 +55,14 @@ func WriteText(w io.Writer, rep *Report) error {
 			head = fmt.Sprintf("%+.2f pts", 100*c.OPPHeadroom)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", c.Policy, c.Settings, c.Params,
-			pct(c.Train.Stat), pct(c.Train.Savings), pct(c.Eval.Stat), pct(c.Eval.Savings),
+			pctErr(c.Train, true), pctErr(c.Train, false), pctErr(c.Eval, true), pctErr(c.Eval, false),
 			c.Eval.BrokenWindows, c.Eval.Windows, verdict, head, c.Note(st))
 	}
 	tw.Flush()
 	b.WriteString("\n")
 	if y := rep.OPP; y != nil {
 		fmt.Fprintf(&b, "Yardstick: opp:%s, best of %d OPP settings chosen on the eval part itself (an oracle's optimum there, not a tuned setting): eval %s %s, eval savings %s.\n",
-			y.Params, y.Settings, st, pct(y.Eval.Stat), pct(y.Eval.Savings))
+			y.Params, y.Settings, st, pctErr(y.Eval, true), pctErr(y.Eval, false))
 	} else {
 		fmt.Fprintf(&b, "Yardstick: no OPP setting meets %s on the eval part.\n", rep.SLO)
 	}
@@ -102,6 +105,25 @@ func writePart(b *strings.Builder, name string, p Part) {
 	for _, s := range p.Segments {
 		fmt.Fprintf(b, "         %s\n", s)
 	}
+}
+
+// pctErr formats a part's statistic (or its savings) as pct does, with
+// its error bound on a sample.
+func pctErr(m *Metrics, stat bool) string {
+	v, e := m.Savings, 0.0
+	if m.Err != nil {
+		e = m.Err.Savings
+	}
+	if stat {
+		v = m.Stat
+		if m.Err != nil {
+			e = m.Err.Stat
+		}
+	}
+	if m.Err == nil {
+		return pct(v)
+	}
+	return fmt.Sprintf("%s ±%.2f", pct(v), 100*e)
 }
 
 // pct formats a fraction as a percentage with two decimals.

@@ -49,6 +49,11 @@ type Config struct {
 	// Model is L-OPP's model (a *gbdt.Model), needed when Policies include
 	// lopp.
 	Model policy.Scorer
+
+	// Sample and Groups, if set, run every trace on a sample of its pages
+	// (mpc.Options): the metrics are estimates with error bounds.
+	Sample trace.Sample
+	Groups int
 }
 
 // Report is the outcome of [Run]: what was used for what, and for every
@@ -67,6 +72,9 @@ type Report struct {
 	// evaluation part itself. Nil if no OPP setting meets the SLO there.
 	OPP      *Yardstick `json:"opp_yardstick"`
 	Warnings []string   `json:"warnings"`
+	// Sample, for runs on a sample of the pages, says which and how the
+	// metrics are estimated; empty otherwise.
+	Sample string `json:"sample,omitempty"`
 }
 
 // Choice is one policy's tuned setting.
@@ -107,6 +115,15 @@ type Metrics struct {
 	BrokenWindows int `json:"broken_windows"`
 	// MeetsSLO reports whether Stat is within the bound.
 	MeetsSLO bool `json:"meets_slo"`
+	// Err, for a run on a sample of the pages, holds the error bounds
+	// (result.Result.Bound) of Stat and Savings; nil otherwise.
+	Err *MetricsErr `json:"err,omitempty"`
+}
+
+// MetricsErr are the error bounds of a sampled part's metrics.
+type MetricsErr struct {
+	Stat    float64 `json:"stat"`
+	Savings float64 `json:"savings"`
 }
 
 // Yardstick is OPP's best setting on the evaluation part.
@@ -305,7 +322,7 @@ func parseSettings(cfg Config, window time.Duration) ([]policy.Setting, error) {
 // run runs every setting over the whole trace and cuts it into training and
 // evaluation segments, adding them (and any overlap warning) to rep.
 func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting, rep *Report) error {
-	var opts mpc.Options
+	opts := mpc.Options{Sample: cfg.Sample, Groups: cfg.Groups}
 	if cfg.Progress != nil {
 		opts.Progress = func(done, total int) { cfg.Progress(in.Name, done, total) }
 	}
@@ -314,6 +331,10 @@ func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting,
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	in.runs = runs
+	if r := runs[0]; r.Sampled() {
+		rep.Sample = fmt.Sprintf("%s of the pages; counts are the sample's x %d, rates the sample's own; %d sub-samples",
+			policy.FormatRate(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
+	}
 	w := runs[0].Windows()
 	if w == 0 {
 		return fmt.Errorf("tune: %s has no windows", in.Name)

@@ -14,6 +14,8 @@ import (
 
 type convertOptions struct {
 	format string
+	rate   string
+	seed   uint64
 }
 
 func newConvertCmd(e *env) *cobra.Command {
@@ -32,14 +34,21 @@ binary -> text -> binary gives a byte-identical file.
 
 If IN is damaged, convert writes nothing further after the last intact
 window, removes OUT (unless it is standard output) and exits with status 1;
-use mdk check --salvage to keep the intact prefix.`,
+use mdk check --salvage to keep the intact prefix.
+
+--sample RATE writes only the pages a seeded hash of (space, page) keeps
+(the sample of mdk mpc --sample, and of mdk record --sample), with the rate
+and seed in OUT's header so that every command scales its counts.`,
 		Example: `  mdk convert example.txt example.mdkt
   mdk convert trace.mdkt - --format text | less
-  mdk gen -o - --format binary | mdk convert - big.txt`,
+  mdk gen -o - --format binary | mdk convert - big.txt
+  mdk convert big.mdkt big-1pct.mdkt --sample 1%`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runConvert(e, o, args[0], args[1]) },
 	}
 	cmd.Flags().StringVar(&o.format, "format", "", "output `format`: text or binary (default: by OUT's extension)")
+	cmd.Flags().StringVar(&o.rate, "sample", "", "keep only a spatial sample of the pages: `RATE` such as 1% (1/N of 100%)")
+	cmd.Flags().Uint64Var(&o.seed, "sample-seed", 1, "`seed` of the sampling hash")
 	return cmd
 }
 
@@ -128,6 +137,20 @@ func runConvert(e *env, o convertOptions, in, out string) error {
 		return err
 	}
 	defer c.Close()
+	if o.rate != "" {
+		so := sampleOptions{rate: o.rate, seed: o.seed, groups: 2}
+		req, _, err := so.parse()
+		if err != nil {
+			return err
+		}
+		s, err := r.Header().Sample.Within(req)
+		if err != nil {
+			return usagef("--sample: %v", err)
+		}
+		if r, err = trace.NewSampleReader(r, s); err != nil {
+			return err
+		}
+	}
 	w, err := e.createTrace(f, out, r.Header())
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ type fleetOptions struct {
 	workers  int
 	window   string
 	tier     string
+	sample   sampleOptions
 }
 
 func newFleetCmd(e *env) *cobra.Command {
@@ -75,6 +76,7 @@ has the definitions and the commands.`,
 	fl.StringVarP(&o.out, "out", "o", "", "output `DIR` (created if missing; required)")
 	fl.BoolVar(&o.local, "local", true, "run on this machine with goroutines (the only mode of mdk; mdk-fleet runs on Beam)")
 	fl.IntVar(&o.workers, "workers", 0, "jobs run at once (`N`; 0: one per CPU)")
+	o.sample.addFlags(fl)
 	fl.StringVar(&o.window, "window", "", "window `length` of every trace (default: the first trace's)")
 	fl.StringVar(&o.tier, "tier", "", tierUsage+"; the fleet's net GiB freed")
 	return cmd
@@ -98,6 +100,11 @@ func runFleet(e *env, o fleetOptions, args []string) error {
 	if cfg.Tier, err = loadTier(o.tier); err != nil {
 		return err
 	}
+	s, k, err := o.sample.parse()
+	if err != nil {
+		return err
+	}
+	cfg.SamplePPM, cfg.SampleSeed, cfg.SampleGroups = s.PPM, s.Seed, k
 	if o.window != "" {
 		if cfg.Window, err = time.ParseDuration(o.window); err != nil || cfg.Window <= 0 {
 			return usagef("--window %q: want a positive duration such as 30s", o.window)

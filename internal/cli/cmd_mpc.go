@@ -26,6 +26,7 @@ type mpcOptions struct {
 	targets  string
 	model    string
 	tier     string
+	sample   sampleOptions
 }
 
 func (o *mpcOptions) addFlags(cmd *cobra.Command) {
@@ -34,6 +35,7 @@ func (o *mpcOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.targets, "target", defaultTargets(), "comma-separated promotion-rate `targets` for the best-setting table")
 	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
 	cmd.Flags().StringVar(&o.tier, "tier", "", tierUsage)
+	o.sample.addFlags(cmd.Flags())
 }
 
 func newMPCCmd(e *env) *cobra.Command {
@@ -85,7 +87,11 @@ func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Du
 	if err != nil {
 		return nil, 0, err
 	}
-	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc")})
+	s, k, err := o.sample.parse()
+	if err != nil {
+		return nil, 0, err
+	}
+	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc"), Sample: s, Groups: k})
 	e.endProgress()
 	return rs, window, err
 }
@@ -177,8 +183,10 @@ func defaultTargets() string {
 // formatTarget formats a target fraction as a rate: 0.005 is "0.5%".
 func formatTarget(t float64) string { return policy.FormatRate(int64(t*policy.MaxPPM + 0.5)) }
 
-// writeChoices prints the best setting of each policy at each target.
+// writeChoices prints the best setting of each policy at each target; on
+// a sample, each estimate with its error bound.
 func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64) error {
+	fmt.Fprint(e.stdout, sampleNote(rs))
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\ttarget %s\tbest setting\tsavings\t%s\tpromotions\theadroom vs opp\n", st, st)
 	for _, c := range result.Choose(rs, st, targets) {
@@ -191,8 +199,17 @@ func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64
 		if c.HasHeadroom {
 			head = fmt.Sprintf("%+.2f pts", 100*c.Headroom)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%.4f%%\t%d\t%s\n", c.Policy, t, c.Best.Params,
-			100*c.Best.Savings(), 100*c.Best.Stat(st), c.Best.TotalPromotions(), head)
+		b := c.Best
+		if !b.Sampled() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%.4f%%\t%d\t%s\n", c.Policy, t, b.Params,
+				100*b.Savings(), 100*b.Stat(st), b.TotalPromotions(), head)
+			continue
+		}
+		stat, _ := result.MetricByName(string(st))
+		sav, _ := result.MetricByName("savings")
+		prom, _ := result.MetricByName("promotions")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%% ±%.2f\t%.4f%% ±%.4f\t%d ±%.0f\t%s\n", c.Policy, t, b.Params,
+			100*b.Savings(), 100*b.Bound(sav), 100*b.Stat(st), 100*b.Bound(stat), b.TotalPromotions(), b.Bound(prom), head)
 	}
 	return tw.Flush()
 }

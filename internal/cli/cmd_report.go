@@ -165,6 +165,9 @@ func (o reportOptions) tuneConfig() (*tune.Config, error) {
 		return nil, usagef("--slo: %v", err)
 	}
 	cfg := &tune.Config{SLO: slo, Policies: o.mpc.policies}
+	if cfg.Sample, cfg.Groups, err = o.mpc.sample.parse(); err != nil {
+		return nil, err
+	}
 	if cfg.Model, err = loadModel(o.mpc.model); err != nil {
 		return nil, err
 	}

@@ -71,7 +71,14 @@ func runSim(e *env, o simOptions, path, spec string) error {
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
-		rs = append(rs, sim.Run(t, s))
+		r := sim.Run(t, s)
+		if sm := t.Header.Sample; !sm.All() {
+			r = r.Scaled(sm.Scale(), sm.PPM) // a sampled trace: counts x 1/rate
+		}
+		rs = append(rs, r)
+	}
+	if sm := t.Header.Sample; !sm.All() {
+		fmt.Fprintf(e.stderr, "mdk: the trace is a %s sample of the pages: counts are the sample's x %d; no error bounds (mdk mpc gives them)\n", sm, sm.Scale())
 	}
 	switch {
 	case o.json && len(rs) == 1:

@@ -20,6 +20,7 @@ type tuneOptions struct {
 	model        string
 	tier         string
 	drift        float64
+	sample       sampleOptions
 }
 
 func newTuneCmd(e *env) *cobra.Command {
@@ -85,6 +86,7 @@ windows where it broke the SLO.
 	fl.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fl.StringVar(&o.tier, "tier", "", tierUsage+": each chosen setting's on the training and evaluation parts")
 	fl.Float64Var(&o.drift, "drift-factor", tune.DefaultDriftFactor, "flag a setting whose eval statistic and the one it was chosen on differ by more than this `factor` (0: never)")
+	o.sample.addFlags(fl)
 	fl.StringVar(&o.model, "model", "", "L-OPP model `FILE` for lopp settings; train it on the training windows only (mdk lopp train's default is the first half, as tune's)")
 	return cmd
 }
@@ -101,6 +103,9 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 		return usagef("--drift-factor %g: want 0 (never flag) or at least 1", o.drift)
 	}
 	cfg := tune.Config{SLO: slo, Policies: o.policies, DriftFactor: o.drift}
+	if cfg.Sample, cfg.Groups, err = o.sample.parse(); err != nil {
+		return err
+	}
 	if o.drift == 0 {
 		cfg.DriftFactor = -1
 	}

@@ -7,11 +7,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"mdk/gbdt"
 	"mdk/internal/outfile"
+	"mdk/mpc"
 	"mdk/policy"
+	"mdk/result"
 	"mdk/trace"
 )
 
@@ -114,4 +117,43 @@ func (e *env) endProgress() {
 	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprint(f, "\r\033[K")
 	}
+}
+
+// sampleOptions are the --sample flags of the commands that compute curves.
+type sampleOptions struct {
+	rate   string
+	seed   uint64
+	groups int
+}
+
+func (o *sampleOptions) addFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&o.rate, "sample", "", "run on a spatial sample of the pages: `RATE` such as 10%, 1% or 0.1% (1/N of 100%), counts scaled by 1/RATE, with error bounds; default: the trace's own (all pages unless it was recorded sampled)")
+	fl.Uint64Var(&o.seed, "sample-seed", 1, "`seed` of the sampling hash of (space, page)")
+	fl.IntVar(&o.groups, "sample-groups", mpc.DefaultGroups, "disjoint random sub-samples (`K`, 2..64) whose spread gives the error bounds")
+}
+
+// parse returns the requested sample (zero for none) and sub-samples.
+func (o sampleOptions) parse() (trace.Sample, int, error) {
+	if o.groups < 2 || o.groups > trace.MaxSampleGroups {
+		return trace.Sample{}, 0, usagef("--sample-groups %d: want 2 .. %d", o.groups, trace.MaxSampleGroups)
+	}
+	if o.rate == "" {
+		return trace.Sample{}, o.groups, nil
+	}
+	ppm, err := trace.ParseSampleRate(o.rate)
+	if err != nil {
+		return trace.Sample{}, 0, usagef("--sample: %v", err)
+	}
+	return trace.Sample{PPM: ppm, Seed: o.seed}, o.groups, nil
+}
+
+// sampleNote is the line that says how a sampled run's numbers were
+// estimated, for the text outputs.
+func sampleNote(rs []*result.Result) string {
+	if len(rs) == 0 || !rs[0].Sampled() {
+		return ""
+	}
+	r := rs[0]
+	return fmt.Sprintf("sampled: %s of the pages; counts are the sample's x %d, rates the sample's own; ± is a 95%% bound from %d sub-samples (docs/bench.md, sampling)\n",
+		trace.FormatPPM(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
 }
