@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"mdk/trace"
@@ -28,6 +29,8 @@ type Replay struct {
 	hello workload.Hello
 	last  *workload.Window
 	done  chan error
+	// exited is set when the workload ended before the trace did.
+	exited bool
 }
 
 // StartReplay starts the workload argv (a command that serves the protocol
@@ -101,10 +104,19 @@ func (r *Replay) Next(ctx context.Context, k int) (*trace.Window, error) {
 		return nil, io.EOF
 	}
 	if _, err := fmt.Fprintf(r.in, "w %d\n", k); err != nil {
+		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
+			r.exited = true
+			return nil, io.EOF // the workload exited
+		}
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	var w workload.Window
 	if err := r.read(&w); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			// The workload exited: its part ends, window k is incomplete.
+			r.exited = true
+			return nil, io.EOF
+		}
 		return nil, fmt.Errorf("workload, window %d: %w", k, err)
 	}
 	if w.Window != k {
@@ -130,6 +142,10 @@ func (r *Replay) Close() error {
 		err = errors.New("the workload did not exit 10 s after its input ended")
 	}
 	r.cmd = nil
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && r.exited {
+		return nil // it ended before the agent: reported as the end of the run
+	}
 	return err
 }
 
