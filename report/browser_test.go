@@ -160,3 +160,39 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	t.Logf("render %.0f ms", c.RenderMs)
 }
+
+// TestAgentChartInBrowser draws a report with an agent run in chromium: the
+// agent chart has its four series (promotions and saved, predicted and
+// measured), with ink, and the page runs without errors.
+func TestAgentChartInBrowser(t *testing.T) {
+	chromium := testutil.RequireTool(t, "chromium")
+	d0 := testReport(t)
+	d := *d0
+	W := d.Results[0].Windows()
+	a := &AgentRun{Dir: "run", Setting: "age:A=1", Tracker: "replay", Kernel: "test",
+		Totals: [][3]string{{"promotions", "10", "9"}}, Explain: []string{"a sentence"}}
+	for w := range W {
+		a.PredPromotions = append(a.PredPromotions, int64(w%7))
+		a.Promotions = append(a.Promotions, int64(w%5))
+		a.PredSaved = append(a.PredSaved, int64(100+w))
+		a.Saved = append(a.Saved, int64(90+w))
+	}
+	d.Agent = a
+	path := filepath.Join(t.TempDir(), "report.html")
+	var buf bytes.Buffer
+	if err := Generate(&buf, &d, Options{MaxPoints: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, _ := openInBrowser(t, chromium, "file://"+path)
+	c := readSelfCheck(t, dom)
+	if len(c.Errors) > 0 {
+		t.Errorf("script errors: %q", c.Errors)
+	}
+	ch, ok := c.Charts["chart-agent"]
+	if !ok || ch.Series != 4 || ch.Points == 0 || !ch.Canvas || ch.Inked < 1000 {
+		t.Errorf("agent chart: %+v (drawn %v), want 4 series with ink", ch, ok)
+	}
+}

@@ -46,6 +46,10 @@ type Data struct {
 	// slowdown needs.
 	Tier   *tier.Tier
 	Window time.Duration
+	// Agent, if set, is an mdk agent run on the trace (the trace it
+	// observed): the report then has an "Agent run" section with predicted
+	// and measured promotions and saved pages per window, as a chart.
+	Agent *AgentRun
 }
 
 // Options choose what a report shows.
@@ -318,6 +322,8 @@ type payload struct {
 	// savings, both in percent (absent without a tier).
 	TierCurves []jsCurve `json:"tierCurves,omitempty"`
 	Tier       string    `json:"tier,omitempty"`
+	// Agent is Data.Agent's chart (absent without it).
+	Agent *jsAgent `json:"agent,omitempty"`
 }
 
 type jsCurve struct {
@@ -434,6 +440,7 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 			p.TierCurves = append(p.TierCurves, c)
 		}
 	}
+	p.Agent = agentPayload(d.Agent, o.MaxPoints)
 	r0 := d.Results[0]
 	p.Windows = r0.Windows()
 	p.Downsampled = p.Windows > o.MaxPoints

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,7 @@ import (
 	"mdk/agent"
 	"mdk/collect"
 	"mdk/policy"
+	"mdk/report"
 	"mdk/trace"
 )
 
@@ -327,4 +329,28 @@ func writeComparison(w io.Writer, c *agent.Comparison, format string) error {
 		return c.WriteJSON(w)
 	}
 	return usagef("--format %q: expected text, csv or json", format)
+}
+
+// agentView is the report's view of a comparison.
+func agentView(dir string, c *agent.Comparison) *report.AgentRun {
+	a := &report.AgentRun{Dir: dir, Setting: c.Info.Setting, Tracker: c.Info.Tracker, Kernel: c.Info.Kernel, Explain: c.Explain()}
+	for _, d := range c.Windows {
+		a.PredPromotions = append(a.PredPromotions, d.PredPromotions)
+		a.Promotions = append(a.Promotions, d.Promotions)
+		a.PredSaved = append(a.PredSaved, d.PredSaved)
+		a.Saved = append(a.Saved, d.Saved)
+	}
+	p, m := c.Predicted, c.Measured
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	f := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 4, 64) + "%" }
+	a.Totals = [][3]string{
+		{"pages decided", i(c.Total.PredDecided), i(c.Total.Decided)},
+		{"promotions", i(p.TotalPromotions()), i(m.TotalPromotions())},
+		{"saved page-windows", i(p.Saved), i(m.Saved)},
+		{"max_pr", f(p.MaxPR()), f(m.MaxPR())},
+		{"p99_pr", f(p.Percentile(99)), f(m.Percentile(99))},
+		{"mean_pr", f(p.MeanPR()), f(m.MeanPR())},
+		{"savings", f(p.Savings()), f(m.Savings())},
+	}
+	return a
 }

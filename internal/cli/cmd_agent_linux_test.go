@@ -54,4 +54,18 @@ func TestAgentReplayCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "windows fully explained (residual 0): 6 of 6") {
 		t.Errorf("compare text: exit %d\n%s", code, stdout)
 	}
+	// The HTML report of the run directory has the agent's chart.
+	html := filepath.Join(dir, "run.html")
+	if code, _, stderr := run(t, "", "report", runDir, "--policy", "age:A=1", "-o", html); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="chart-agent"`, `"agent":{"setting":"age:A=1"`, "Agent run: predicted and measured", "windows fully explained (residual 0): 6 of 6"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"mdk/agent"
 	"mdk/policy"
 	"mdk/report"
 	"mdk/stats"
@@ -31,7 +33,7 @@ type reportOptions struct {
 func newReportCmd(e *env) *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
-		Use:   "report TRACE -o FILE.html",
+		Use:   "report (TRACE | RUN) -o FILE.html",
 		Short: "Write a self-contained HTML report: curves, best settings, timelines, working set",
 		Long: `Report reads a trace, computes the memory performance curves of the
 requested policies (default: every policy's default grid) and writes one
@@ -48,6 +50,12 @@ mdk mpc --csv, which a second table lists for every setting), and, for each
 per-window promotion rate against the target and its accessed, resident
 (alive minus saved) and saved pages; then the accessed and alive pages per
 window and the gap-length histogram.
+
+Given the run directory RUN of mdk agent instead of a trace, the report is
+that of the trace the agent observed (RUN/trace.mdkt), with an "Agent run"
+section first: the simulator's prediction beside what the agent measured,
+promotions and saved pages per window as a chart, the totals and the
+explanation of every difference (as mdk agent compare RUN).
 
 Per-window charts of traces longer than 2000 windows are down-sampled for
 display, keeping each bucket's minimum and maximum; no number in a table
@@ -110,6 +118,15 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if err != nil {
 		return err
 	}
+	var agentRun *report.AgentRun
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		c, err := compareRun(path, o.mpc.model)
+		if err != nil {
+			return err
+		}
+		agentRun = agentView(path, c)
+		path = filepath.Join(path, agent.TraceFile)
+	}
 	sum, err := fileSHA256(path)
 	if err != nil {
 		return err
@@ -129,7 +146,7 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	}
 	data := &report.Data{
 		Trace: path, SHA256: sum, Command: cmdline, Version: Version,
-		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window,
+		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window, Agent: agentRun,
 	}
 	if tcfg != nil {
 		if data.Tune, err = e.tuneOne(path, *tcfg); err != nil {

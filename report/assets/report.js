@@ -138,6 +138,29 @@
   // 2. Per-window timeline of the chosen setting.
   var zoom = [{ type: 'inside' }, { type: 'slider', height: 18, bottom: 6 }];
   var winAxis = merge({ type: 'value', min: 0, max: Math.max(0, D.windows - 1) }, axisName('window (' + D.window + ' each)', 28));
+
+  // 1c. An agent run: predicted (dashed) and measured (solid) per window.
+  if (D.agent) (function () {
+    var a = D.agent;
+    function line(name, data, dashed, axis, col) {
+      return { name: name, type: 'line', showSymbol: false, yAxisIndex: axis, color: col, data: data,
+        lineStyle: { width: dashed ? 2 : 1.2, type: dashed ? 'dashed' : 'solid' } };
+    }
+    make('chart-agent', {
+      title: { text: 'Agent run: ' + a.setting, left: 'center', textStyle: { fontSize: 13 } },
+      grid: { left: 70, right: 80, top: 56, bottom: 64 },
+      legend: { top: 24, textStyle: text },
+      tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmt(v, 0); } },
+      dataZoom: zoom, xAxis: winAxis,
+      yAxis: [merge({ type: 'value', min: 0 }, axisName('promotions', 50)), merge({ type: 'value', min: 0 }, axisName('saved pages', 60))],
+      series: [
+        line('promotions predicted', a.predPromotions, true, 0, palette[0]),
+        line('promotions measured', a.promotions, false, 0, palette[0]),
+        line('saved predicted', a.predSaved, true, 1, palette[1]),
+        line('saved measured', a.saved, false, 1, palette[1])
+      ]
+    });
+  })();
   function showTimeline(i) {
     var t = D.timelines[i];
     if (!t) return;
