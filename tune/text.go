@@ -34,8 +34,8 @@ func WriteText(w io.Writer, rep *Report) error {
 	writePart(&b, "train", rep.Train)
 	if len(rep.Validation.Segments) > 0 {
 		writePart(&b, "valid", rep.Validation)
-		fmt.Fprintf(&b, "        lopp's theta is chosen on the valid windows, which its model must not be fitted on\n")
-		fmt.Fprintf(&b, "        (mdk lopp train fits on the train windows before them by default).\n")
+		fmt.Fprintf(&b, "        lopp's theta: of those meeting the SLO on train, the best on the valid windows,\n")
+		fmt.Fprintf(&b, "        which its model must not be fitted on (mdk lopp train fits on the windows before them).\n")
 	}
 	writePart(&b, "eval", rep.Eval)
 	b.WriteString("\n")
@@ -91,7 +91,7 @@ func (c Choice) Note(stat string) string {
 
 func noneNote(c Choice) string {
 	if c.ChosenOn == "validation" {
-		return "none meets it on the valid windows"
+		return "no theta meets it on both the train and the valid windows"
 	}
 	return "-"
 }

@@ -199,44 +199,55 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	// 4.
-	chosenOn := func(k int) *result.Result {
-		if ChoosesOnValidation(settings[k].Policy()) {
-			return part(ins, k, partValidation)
-		}
-		return part(ins, k, partTrain)
-	}
-	rep.OPP, rep.Policies = cfg.SLO.Choose(settings, yard, chosenOn,
-		func(k int) *result.Result { return part(ins, k, partEval) })
+	train := func(k int) *result.Result { return part(ins, k, partTrain) }
+	val := func(k int) *result.Result { return part(ins, k, partValidation) }
+	eval := func(k int) *result.Result { return part(ins, k, partEval) }
+	rep.OPP, rep.Policies = cfg.SLO.Choose(settings, yard, train, eval)
 	factor := cfg.DriftFactor
 	if factor == 0 {
 		factor = DefaultDriftFactor
 	}
 	for i := range rep.Policies {
-		rep.finish(&rep.Policies[i], ins, settings[:yard], factor)
+		c := &rep.Policies[i]
+		c.ChosenOn = "train"
+		if ChoosesOnValidation(c.Policy) {
+			rep.chooseOnValidation(c, settings[:yard], train, val, eval)
+		}
+		if !c.Found {
+			continue
+		}
+		k := slices.IndexFunc(settings[:yard], func(s policy.Setting) bool { return s.Policy() == c.Policy && s.Params() == c.Params })
+		chosen := c.Train
+		if c.Validation != nil {
+			chosen = c.Validation
+		}
+		if d := rep.SLO.drift(chosen.Stat, c.Eval.Stat, factor); d != nil {
+			d.BrokeAt = brokeAt(ins, k, rep.SLO)
+			c.Drift = d
+		}
 	}
 	return rep, nil
 }
 
-// finish completes a choice made on its chosen-on part: for L-OPP, its
-// metrics on the validation windows and on the whole training part; the
-// drift between the part it was chosen on and the evaluation part.
-func (rep *Report) finish(c *Choice, ins []*input, settings []policy.Setting, factor float64) {
-	c.ChosenOn = "train"
-	if ChoosesOnValidation(c.Policy) {
-		c.ChosenOn = "validation"
+// chooseOnValidation redoes c, a choice of L-OPP, by its rule
+// ([SLO.ChooseOnValidation]): of the policy's settings that meet the SLO on
+// the training part, the best on the validation windows.
+func (rep *Report) chooseOnValidation(c *Choice, settings []policy.Setting, train, val, eval func(int) *result.Result) {
+	var idx []int
+	for k, s := range settings {
+		if s.Policy() == c.Policy {
+			idx = append(idx, k)
+		}
 	}
-	if !c.Found {
+	*c = Choice{Policy: c.Policy, Settings: c.Settings, ChosenOn: "validation"}
+	k := rep.SLO.ChooseOnValidation(idx, train, val)
+	if k < 0 {
 		return
 	}
-	k := slices.IndexFunc(settings, func(s policy.Setting) bool { return s.Policy() == c.Policy && s.Params() == c.Params })
-	chosen := c.Train
-	if c.ChosenOn == "validation" {
-		c.Validation = chosen
-		c.Train = rep.SLO.Measure(part(ins, k, partTrain))
-	}
-	if d := rep.SLO.drift(chosen.Stat, c.Eval.Stat, factor); d != nil {
-		d.BrokeAt = brokeAt(ins, k, rep.SLO)
-		c.Drift = d
+	c.Found, c.Params = true, settings[k].Params()
+	c.Train, c.Validation, c.Eval = rep.SLO.Measure(train(k)), rep.SLO.Measure(val(k)), rep.SLO.Measure(eval(k))
+	if rep.OPP != nil {
+		c.OPPHeadroom, c.HasOPPHeadroom = rep.OPP.Eval.Savings-c.Eval.Savings, true
 	}
 }
 

@@ -126,12 +126,31 @@ func (d *Drift) String() string {
 	return b.String()
 }
 
-// ChooseOnValidation runs the settings ss of one policy over the trace r
-// (in one pass, as Run does) and chooses, by Run's rules, the best one on
-// the windows val alone: what mdk lopp train reports for the theta of the
-// model it fitted on the windows before val. The returned choice has
-// ChosenOn "validation" and its Validation metrics; Train and Eval are nil.
-func ChooseOnValidation(ctx context.Context, r trace.Reader, ss []policy.Setting, slo SLO, val Range) (Choice, error) {
+// ChooseOnValidation is L-OPP's choosing rule: of the settings idx that
+// meet the SLO on the training part (train(k), as every policy must), the
+// best on the validation windows (val(k); [result.BestIndex]: the most
+// savings, ties to the lower statistic, then the earlier setting). It
+// returns -1 if none meets the SLO on both. Requiring the training part
+// too keeps a theta that the few validation windows happen to favour from
+// passing while it breaks the SLO on windows it was fitted on (a phase
+// change, a sweep whose refaults land outside the validation windows).
+func (s SLO) ChooseOnValidation(idx []int, train, val func(k int) *result.Result) int {
+	var ok []int
+	for _, k := range idx {
+		if s.Meets(train(k)) && s.Meets(val(k)) {
+			ok = append(ok, k)
+		}
+	}
+	return result.BestIndex(ok, val, s.Stat, s.Bound())
+}
+
+// ChooseTheta runs the settings ss of one policy over the trace r (in one
+// pass, as Run does) and chooses by [SLO.ChooseOnValidation] with the
+// training windows train and their validation windows val: what mdk lopp
+// train reports for the theta of the model it fitted on the windows of
+// train before val. The returned choice has ChosenOn "validation", its Train
+// and Validation metrics; Eval is nil.
+func ChooseTheta(ctx context.Context, r trace.Reader, ss []policy.Setting, slo SLO, train, val Range) (Choice, error) {
 	if len(ss) == 0 {
 		return Choice{}, fmt.Errorf("tune: no settings")
 	}
@@ -139,13 +158,20 @@ func ChooseOnValidation(ctx context.Context, r trace.Reader, ss []policy.Setting
 	if err != nil {
 		return Choice{}, err
 	}
-	if w := runs[0].Windows(); val.Last >= w {
-		return Choice{}, fmt.Errorf("tune: validation windows %s go past the end of the trace (%d windows)", val, w)
+	if w := runs[0].Windows(); train.Last >= w || val.Last >= w {
+		return Choice{}, fmt.Errorf("tune: training windows %s go past the end of the trace (%d windows)", train, w)
 	}
-	on := func(k int) *result.Result { return runs[k].Restrict(val.First, val.Last+1) }
-	_, cs := slo.Choose(ss, len(ss), on, on)
-	c := cs[0]
-	c.ChosenOn, c.Validation, c.Train, c.Eval = "validation", c.Train, nil, nil
-	c.OPPHeadroom, c.HasOPPHeadroom = 0, false
+	on := func(rg Range) func(int) *result.Result {
+		return func(k int) *result.Result { return runs[k].Restrict(rg.First, rg.Last+1) }
+	}
+	idx := make([]int, len(ss))
+	for k := range idx {
+		idx[k] = k
+	}
+	c := Choice{Policy: ss[0].Policy(), Settings: len(ss), ChosenOn: "validation"}
+	if k := slo.ChooseOnValidation(idx, on(train), on(val)); k >= 0 {
+		c.Found, c.Params = true, ss[k].Params()
+		c.Train, c.Validation = slo.Measure(on(train)(k)), slo.Measure(on(val)(k))
+	}
 	return c, nil
 }

@@ -148,7 +148,7 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	if err := policy.AttachModel(ss, m); err != nil {
 		return err
 	}
-	choice, err := tune.ChooseOnValidation(e.ctx, r2, ss, slo, val)
+	choice, err := tune.ChooseTheta(e.ctx, r2, ss, slo, rg, val)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -167,10 +167,11 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 		100*float64(right)/float64(len(y)), o.cfg.Rounds, o.cfg.MaxDepth)
 	st := string(slo.Stat)
 	if choice.Found {
-		fmt.Fprintf(e.stdout, "validation windows %s (not fitted on): lopp:%s meets %s with %s %.2f%%, savings %.2f%% (best of %d thetas)\n",
-			val, choice.Params, slo, st, 100*choice.Validation.Stat, 100*choice.Validation.Savings, choice.Settings)
+		fmt.Fprintf(e.stdout, "theta chosen on validation windows %s (not fitted on): lopp:%s, %s %.2f%%, savings %.2f%% there (training windows %s: %s %.2f%%, savings %.2f%%; best of %d thetas meeting %s on both)\n",
+			val, choice.Params, st, 100*choice.Validation.Stat, 100*choice.Validation.Savings,
+			rg, st, 100*choice.Train.Stat, 100*choice.Train.Savings, choice.Settings, slo)
 	} else {
-		fmt.Fprintf(e.stdout, "validation windows %s (not fitted on): no theta of %d meets %s\n", val, choice.Settings, slo)
+		fmt.Fprintf(e.stdout, "no theta of %d meets %s on both the training windows %s and their validation windows %s\n", choice.Settings, slo, rg, val)
 	}
 	fmt.Fprintf(e.stdout, "wrote %s\n", o.out)
 	return nil
