@@ -134,7 +134,7 @@ func TestPagemapRealSelf(t *testing.T) {
 
 	// The recorder's own reading of maps + pagemap finds the same pages.
 	r := &Recorder{opt: Options{FS: fsys}}
-	ents, err := r.readPages(os.Getpid(), nil)
+	ents, err := r.readPages(os.Getpid(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

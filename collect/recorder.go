@@ -30,6 +30,13 @@ type Options struct {
 
 	Log io.Writer // per-window cost and warnings; nil: discarded
 
+	// Sample, if set, records only the pages it keeps (trace.Sample.Keep
+	// of (space, virtual page number)): the others are dropped as their
+	// pagemap entries are read, so their idle bits are never read or set.
+	// The trace's header carries the sample, so every command scales its
+	// counts.
+	Sample trace.Sample
+
 	// AfterScan, if set, is called after scan k (k = 0, 1, ...) has marked
 	// the pages idle and written window k-1, before the recorder waits for
 	// the next scan. Progress displays and tests (a fake kernel that acts
@@ -157,6 +164,12 @@ func NewRecorder(opt Options) (*Recorder, error) {
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
+	}
+	if err := opt.Sample.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Sample.All() {
+		opt.Sample = trace.Sample{}
 	}
 	if opt.FS.Proc == "" {
 		opt.FS = NewFS("/proc", "/sys")
@@ -288,7 +301,10 @@ func (r *Recorder) header() trace.Header {
 	if r.mglru {
 		b.WriteString("; WARNING: MGLRU was enabled, idleness over-reported")
 	}
-	return trace.Header{PageSize: 4096, Window: r.opt.Window, Source: b.String()}
+	if !r.opt.Sample.All() {
+		fmt.Fprintf(&b, "; sampled: %s of the pages", r.opt.Sample)
+	}
+	return trace.Header{PageSize: 4096, Window: r.opt.Window, Source: b.String(), Sample: r.opt.Sample}
 }
 
 // targets returns the pids to scan now, and whether the target still
@@ -330,7 +346,7 @@ func (r *Recorder) scan(k int) (bool, error) {
 		if s.gone {
 			continue // pid reused after exit, or left and came back: not followed
 		}
-		cur, err := r.readPages(pid, s.cur[:0])
+		cur, err := r.readPages(pid, uint32(si), s.cur[:0])
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, errProcessGone) || errors.Is(err, errSearch):
 			s.cur, s.gone = s.cur[:0], true
@@ -414,9 +430,10 @@ func skipMapping(m Mapping) bool {
 	return false
 }
 
-// readPages appends the existing (present or swapped) pages of pid to dst,
-// sorted by vpn.
-func (r *Recorder) readPages(pid int, dst []entry) ([]entry, error) {
+// readPages appends the existing (present or swapped) pages of pid, space
+// si, to dst, sorted by vpn; with a sample, only the pages it keeps.
+func (r *Recorder) readPages(pid int, si uint32, dst []entry) ([]entry, error) {
+	sampled := !r.opt.Sample.All()
 	maps, err := r.opt.FS.Maps(pid)
 	if err != nil {
 		return dst, err
@@ -448,6 +465,9 @@ func (r *Recorder) readPages(pid int, dst []entry) ([]entry, error) {
 			}
 			for i, e := range buf {
 				if e&(PagemapPresent|PagemapSwapped) == 0 {
+					continue
+				}
+				if sampled && !r.opt.Sample.Keep(trace.Page{Space: si, Page: first + uint64(i)}) {
 					continue
 				}
 				if e&PagemapPresent != 0 && e&PagemapPFNMask == 0 {

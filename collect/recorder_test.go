@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"mdk/trace"
 )
@@ -56,6 +57,76 @@ func cat(lists ...[]string) []string {
 // unmaps, swaps, a migration, a copy-on-write and an exit. The trace read
 // back from the file must hold exactly the events the script implies.
 func TestRecorderFakeKernel(t *testing.T) {
+	k, tr, sum, want, log := recordFake(t, trace.Sample{})
+	if sum.Windows != 5 || sum.Reason != "duration reached" {
+		t.Errorf("summary: %d windows, reason %q", sum.Windows, sum.Reason)
+	}
+	if d := cmp.Diff(want, events(tr)); d != "" {
+		t.Errorf("trace (-want +got):\n%s", d)
+	}
+	h := tr.Header
+	if h.Window != 20*time.Millisecond || h.PageSize != 4096 || h.Sample != (trace.Sample{}) {
+		t.Errorf("header %+v", h)
+	}
+	for _, s := range []string{"space = pid index in order first seen: 0=100 1=200", "recorder cost over 6 scans", "stopped: duration reached"} {
+		if !strings.Contains(h.Source, s) {
+			t.Errorf("source %q lacks %q", h.Source, s)
+		}
+	}
+	if !strings.Contains(log, "window 4: 0 accessed, 1 born, 0 freed;") {
+		t.Errorf("log lacks window 4's line:\n%s", log)
+	}
+	if k.reads == 0 || k.writes == 0 {
+		t.Errorf("bitmap reads %d, writes %d", k.reads, k.writes)
+	}
+}
+
+// TestRecorderSampled: with a sample, the recorder scans and records only
+// the pages it keeps: the trace is the whole recording's events of those
+// pages, its header says it is sampled, and fewer pages are scanned.
+func TestRecorderSampled(t *testing.T) {
+	_, full, fsum, _, _ := recordFake(t, trace.Sample{})
+	for _, seed := range []uint64{1, 2, 3} {
+		s := trace.Sample{PPM: 500000, Seed: seed}
+		_, tr, sum, _, _ := recordFake(t, s)
+		var want [][]string
+		for _, w := range events(full) {
+			var kept []string
+			for _, e := range w {
+				var kind string
+				var space uint32
+				var page uint64
+				fmt.Sscanf(e, "%s %d/%v", &kind, &space, &page)
+				if s.Keep(trace.Page{Space: space, Page: page}) {
+					kept = append(kept, e)
+				}
+			}
+			want = append(want, kept)
+		}
+		n, nfull := 0, 0
+		for w := range want {
+			n, nfull = n+len(want[w]), nfull+len(events(full)[w])
+		}
+		if n == 0 || n == nfull {
+			t.Fatalf("seed %d: %d of %d events kept: the test needs some of each", seed, n, nfull)
+		}
+		if d := cmp.Diff(want, events(tr), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("seed %d: trace (-full, filtered +sampled):\n%s", seed, d)
+		}
+		if tr.Header.Sample != s || !strings.Contains(tr.Header.Source, "sampled: 50% seed") {
+			t.Errorf("seed %d: header %+v", seed, tr.Header)
+		}
+		if sum.Total.Pages >= fsum.Total.Pages {
+			t.Errorf("seed %d: %d pages scanned, the whole recording %d", seed, sum.Total.Pages, fsum.Total.Pages)
+		}
+	}
+}
+
+// recordFake records two processes on the fake kernel for five windows
+// while it plays its script, and returns the trace read back from the file
+// and the events the script implies for the whole recording.
+func recordFake(t *testing.T, sample trace.Sample) (*fakeKernel, *trace.Trace, Summary, [][]string, string) {
+	t.Helper()
 	k := newFakeKernel(t, 1<<20)
 	k.spawn(100)
 	k.mmap(100, 0x400, 4, "/usr/bin/app", 0x400, 0x401, 0x402, 0x403)
@@ -103,7 +174,7 @@ func TestRecorderFakeKernel(t *testing.T) {
 	var log strings.Builder
 	const window = 20 * time.Millisecond
 	r, err := NewRecorder(Options{
-		FS: k.FS(), PIDs: []int{100, 200}, Window: window, Duration: 5 * window, Log: &log,
+		FS: k.FS(), PIDs: []int{100, 200}, Window: window, Duration: 5 * window, Log: &log, Sample: sample,
 		AfterScan: func(scan int) {
 			if scan < len(script) {
 				script[scan]()
@@ -119,9 +190,6 @@ func TestRecorderFakeKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Windows != 5 || sum.Reason != "duration reached" {
-		t.Errorf("summary: %d windows, reason %q", sum.Windows, sum.Reason)
-	}
 	rd, c, err := trace.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -131,24 +199,7 @@ func TestRecorderFakeKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(want, events(tr)); d != "" {
-		t.Errorf("trace (-want +got):\n%s", d)
-	}
-	h := tr.Header
-	if h.Window != window || h.PageSize != 4096 {
-		t.Errorf("header %+v", h)
-	}
-	for _, s := range []string{"space = pid index in order first seen: 0=100 1=200", "recorder cost over 6 scans", "stopped: duration reached"} {
-		if !strings.Contains(h.Source, s) {
-			t.Errorf("source %q lacks %q", h.Source, s)
-		}
-	}
-	if !strings.Contains(log.String(), "window 4: 0 accessed, 1 born, 0 freed;") {
-		t.Errorf("log lacks window 4's line:\n%s", log.String())
-	}
-	if k.reads == 0 || k.writes == 0 {
-		t.Errorf("bitmap reads %d, writes %d", k.reads, k.writes)
-	}
+	return k, tr, sum, want, log.String()
 }
 
 // TestRecorderCgroup follows a cgroup whose processes come and go, and

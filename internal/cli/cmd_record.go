@@ -22,6 +22,8 @@ type recordOptions struct {
 	windowInstrs int64
 	valgrind     string
 	tracer       string
+	sampleRate   string
+	sampleSeed   uint64
 }
 
 func newRecordCmd(e *env) *cobra.Command {
@@ -82,6 +84,8 @@ EXIT STATUS
 	f.Int64Var(&o.windowInstrs, "window-instructions", collect.DefaultWindowInstructions, "window length of --exact, in executed `instructions`")
 	f.StringVar(&o.valgrind, "valgrind", "valgrind", "valgrind `program` for --exact")
 	f.StringVar(&o.tracer, "tracer", collect.TracerAuto, "--exact tracer: auto, pages (mdk's valgrind tool) or lackey")
+	f.StringVar(&o.sampleRate, "sample", "", "record only a spatial sample of the pages: `RATE` such as 1% (1/N of 100%); the trace says so and every command scales its counts")
+	f.Uint64Var(&o.sampleSeed, "sample-seed", 1, "`seed` of the sampling hash of (space, page)")
 	return cmd
 }
 
@@ -99,7 +103,18 @@ func runRecord(e *env, o recordOptions, args []string) error {
 	if _, err := trace.FormatForPath(o.out); err != nil {
 		return usageError{err}
 	}
+	var sample trace.Sample
+	if o.sampleRate != "" {
+		ppm, err := trace.ParseSampleRate(o.sampleRate)
+		if err != nil {
+			return usagef("--sample: %v", err)
+		}
+		sample = trace.Sample{PPM: ppm, Seed: o.sampleSeed}
+	}
 	if o.exact {
+		if o.sampleRate != "" {
+			return usagef("--sample applies to a live recording; sample an --exact trace afterwards with mdk convert --sample")
+		}
 		if len(o.pids) > 0 || o.cgroup != "" {
 			return usagef("--exact runs a program: it takes CMD ARGS, not --pid or --cgroup")
 		}
@@ -143,7 +158,7 @@ func runRecord(e *env, o recordOptions, args []string) error {
 	}
 	r, err := collect.NewRecorder(collect.Options{
 		FS: collect.NewFS(o.proc, o.sys), PIDs: o.pids, Cgroup: o.cgroup,
-		Window: o.window, Duration: o.duration, Log: e.stderr,
+		Window: o.window, Duration: o.duration, Log: e.stderr, Sample: sample,
 	})
 	if err != nil {
 		return err
