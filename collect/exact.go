@@ -84,7 +84,7 @@ func RunExact(ctx context.Context, opt ExactOptions, argv []string, newWriter fu
 		}
 	case TracerAuto, "":
 		if toolDir, err = BuildPageTool(path); err != nil {
-			logf("mdk record: falling back to valgrind's lackey, 30-50 times slower: mdk's valgrind tool cannot be built: %v\n", err)
+			logf("mdk record: falling back to valgrind's lackey (100-400 times the CPU time): mdk's valgrind tool cannot be built: %v\n", err)
 		}
 	default:
 		return res, fmt.Errorf("unknown tracer %q (want %s, %s or %s)", opt.Tracer, TracerAuto, TracerPages, TracerLackey)

@@ -22,7 +22,7 @@ const (
 	// writes only each window's distinct pages.
 	TracerPages = "pages"
 	// TracerLackey runs valgrind's lackey and parses its text log of
-	// every access: the same trace, 30-50 times slower.
+	// every access: the same trace, at 100-400 times the CPU time (docs/bench.md).
 	TracerLackey = "lackey"
 )
 

@@ -52,7 +52,7 @@ pages runs mdk's own valgrind tool, which keeps each window's page set inside
 the traced process and writes only its distinct pages (built with gcc on first
 use against Debian's valgrind package and cached in ~/.cache/mdk, or
 $MDK_CACHE_DIR); --tracer lackey runs valgrind's lackey and parses its log of
-every access: the same trace, 30-50 times slower. The default, auto, is pages
+every access: the same trace at 100-400 times the CPU time. The default, auto, is pages
 when the tool can be built, else lackey (saying why).
 
 Each window is written as it completes. Recording ends after --duration,
