@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // Scorer is a trained model as L-OPP uses it (a *gbdt.Model): a score for a
@@ -30,35 +31,26 @@ type LOPP struct {
 func (p LOPP) Policy() string { return "lopp" }
 func (p LOPP) Params() string { return "theta=" + strconv.FormatFloat(p.Theta, 'g', -1, 64) }
 
-// NewDecider returns a decider with its own row buffer for the model, so
-// that deciding does not allocate.
-func (p LOPP) NewDecider([]int64) Decider { return &loppDecider{p: p} }
-
-type loppDecider struct {
-	p LOPP
-	x [NumFeatures]float64
-}
+func (p LOPP) NewDecider([]int64) Decider { return p }
 
 // Reclaim reclaims at the end of the touch's window if the score is >= Theta.
-func (d *loppDecider) Reclaim(s *PageState) bool {
-	if s.Now != s.LastTouch {
-		return false
-	}
-	d.x = s.Features.Float64()
-	return d.p.Model.Score(d.x[:]) >= d.p.Theta
-}
-
-// Reclaim is the decision of one touch: the score of its features is at
-// least Theta.
 func (p LOPP) Reclaim(s *PageState) bool {
 	return s.Now == s.LastTouch && p.Score(&s.Features) >= p.Theta
 }
 
 // Score returns the model's score for a touch's features.
 func (p LOPP) Score(f *Features) float64 {
-	x := f.Float64()
-	return p.Model.Score(x[:])
+	// The row goes through an interface, so a local array would escape:
+	// one allocation per score. Rows are reused instead.
+	x := rows.Get().(*[NumFeatures]float64)
+	*x = f.Float64()
+	s := p.Model.Score(x[:])
+	rows.Put(x)
+	return s
 }
+
+// rows are the model input rows of Score.
+var rows = sync.Pool{New: func() any { return new([NumFeatures]float64) }}
 
 // Validate reports whether the setting can run: a model with 6 features and
 // Theta in [0, 1].
