@@ -47,13 +47,19 @@ type Tier struct {
 	Contents []Content `json:"contents,omitempty"`
 }
 
-// Latency is a latency distribution in nanoseconds.
+// Latency is a latency distribution in nanoseconds. The model charges Mean.
+// For a measured tier (mdk calibrate), P50, P99 and Max are of the wall
+// time of each touch and MeanWall is their mean, while Mean is the thread's
+// CPU time over the touches divided by their number: on a busy machine a
+// few touches are descheduled for milliseconds (resident touches too),
+// which inflates MeanWall but is not the tier's cost.
 type Latency struct {
-	Samples int64   `json:"samples,omitempty"` // 0 for assumed figures
-	Mean    float64 `json:"mean"`
-	P50     float64 `json:"p50"`
-	P99     float64 `json:"p99"`
-	Max     float64 `json:"max"`
+	Samples  int64   `json:"samples,omitempty"` // 0 for assumed figures
+	Mean     float64 `json:"mean"`
+	P50      float64 `json:"p50"`
+	P99      float64 `json:"p99"`
+	Max      float64 `json:"max"`
+	MeanWall float64 `json:"mean_wall,omitempty"`
 }
 
 // Content is the tier's memory use for one kind of page content.
@@ -69,8 +75,10 @@ type Content struct {
 	// SamePages are pages the tier stored without compressing them
 	// (zram's same_pages: pages filled with one repeated word).
 	SamePages int64 `json:"same_pages"`
-	// Promotion is the swap-in latency measured on this content.
-	PromotionNs *Latency `json:"promotion_ns,omitempty"`
+	// PromotionNs is the swap-in latency measured on this content, and
+	// DemotionNsPerPage the swap-out time per page.
+	PromotionNs       *Latency `json:"promotion_ns,omitempty"`
+	DemotionNsPerPage float64  `json:"demotion_ns_per_page,omitempty"`
 }
 
 // StoredBytesPerPage returns the tier memory per page for this content.
@@ -110,6 +118,7 @@ func (t *Tier) Validate() error {
 		nonNeg(field+".p50", l.P50)
 		nonNeg(field+".p99", l.P99)
 		nonNeg(field+".max", l.Max)
+		nonNeg(field+".mean_wall", l.MeanWall)
 		if l.Samples < 0 {
 			bad(field+".samples", "want >= 0, got %d", l.Samples)
 		}

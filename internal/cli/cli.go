@@ -72,6 +72,7 @@ var commands = []func(*env) *cobra.Command{
 	newFleetCmd,
 	newAgentCmd,
 	newWorkloadCmd,
+	newCalibrateCmd,
 }
 
 const rootLong = `mdk, the Memory Designer's Kit, computes what proactive memory-reclamation
