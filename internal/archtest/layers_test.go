@@ -19,7 +19,7 @@ import (
 var layers = [][]string{
 	{"trace", "result", "internal/outfile", "internal/vmtest", "internal/vmtest/workload"},
 	{"policy", "tier", "stats", "gen", "importer", "workload", "internal/testutil", "gbdt", "internal/vmtest/workload/mdk-workload"},
-	{"sim", "mpc", "lopp", "collect"},
+	{"sim", "mpc", "lopp", "collect", "calibrate"},
 	{"verify", "tune", "agent"},
 	{"report", "fleet", "fleet/fleettest"},
 	{"fleet/beam"},
