@@ -20,6 +20,11 @@ type Options struct {
 	// Lock mlocks trace pages 0 .. Lock-1, so that MADV_PAGEOUT refuses
 	// them: tests use it to check that refused pages are counted exactly.
 	Lock int
+	// Window, if positive, makes the workload keep its own clock instead
+	// of waiting for commands: window k's touches happen at start +
+	// k*Window + Window/2, for a live tracker (idle page tracking) that
+	// scans at the window boundaries.
+	Window time.Duration
 }
 
 // Window is what the workload measured in one window.

@@ -26,7 +26,9 @@ of every page born in window K; "q" or the end of input ends it. It writes
 JSON lines on standard output: first the pid, the address of page 0 and the
 page count, then, for each window, what it felt: touches, touches per second
 and the latency distribution of the touches (a touch that swaps a page in
-is slow). mdk agent --replay starts it itself; it never reads the clock
+is slow). With --window D it keeps its own clock instead (window k's
+touches at k*D + D/2 from its start) and ends at the end of its input, for
+a live agent (mdk agent --pid). mdk agent --replay starts it itself; it never reads the clock
 except to time its touches, so its pace is the agent's window clock.
 
 The package documentation of mdk/workload has the protocol.
@@ -49,6 +51,7 @@ EXIT STATUS
 			return workload.Replay(t, o, e.stdin, e.stdout)
 		},
 	}
+	replay.Flags().DurationVar(&o.Window, "window", 0, "keep its own clock: touch window k's pages at k*`D`+D/2 from the start, without commands (for mdk agent --pid)")
 	replay.Flags().IntVar(&o.Lock, "lock", 0, "mlock the first `N` pages, which MADV_PAGEOUT then refuses (for testing refusals)")
 	cmd.AddCommand(replay)
 	return cmd

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // SetupZram creates a zram swap device of size bytes for the test and
@@ -66,15 +67,32 @@ func SetupZram(t testing.TB, size int64) string {
 		fail("mkswap %s: %v: %s", dev, err, out)
 	}
 	// The highest priority, so that MADV_PAGEOUT writes to this device even
-	// where the machine has swap of its own.
-	if out, err := exec.Command("swapon", "-p", "32767", dev).CombinedOutput(); err != nil {
-		fail("swapon %s: %v: %s", dev, err, out)
+	// where the machine has swap of its own (swapon(2) directly: busybox's
+	// swapon has no -p).
+	if err := swapctl(syscall.SYS_SWAPON, dev, swapFlagPrefer|32767); err != nil {
+		fail("swapon %s: %v", dev, err)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("swapoff", dev).CombinedOutput(); err != nil {
-			t.Errorf("swapoff %s: %v: %s", dev, err, out)
+		if err := swapctl(syscall.SYS_SWAPOFF, dev, 0); err != nil {
+			t.Errorf("swapoff %s: %v", dev, err)
 		}
 	})
 	t.Logf("swap on %s (%d MiB)", dev, size>>20)
 	return dev
+}
+
+// swapFlagPrefer is SWAP_FLAG_PREFER of <sys/swap.h>: the low 15 bits are
+// the priority.
+const swapFlagPrefer = 0x8000
+
+// swapctl calls swapon(2) or swapoff(2) on path.
+func swapctl(nr uintptr, path string, flags int) error {
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	if _, _, e := syscall.Syscall(nr, uintptr(unsafe.Pointer(p)), uintptr(flags), 0); e != 0 {
+		return e
+	}
+	return nil
 }
