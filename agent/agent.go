@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"mdk/collect"
+	"mdk/internal/outfile"
 	"mdk/policy"
 	"mdk/trace"
 	"mdk/workload"
@@ -768,12 +769,11 @@ func (a *agent) crossCheck(row *Row) {
 	}
 }
 
-// runFiles are the files of a run directory, written to temporary files and
-// renamed when the run ends.
+// runFiles are the files of a run directory, written to temporary files
+// (package outfile) and renamed into place together when the run ends.
 type runFiles struct {
 	dir     string
-	tmp     []*os.File
-	final   []string
+	files   []*outfile.File
 	tw      trace.Writer
 	csv     *csv.Writer
 	skipped *csv.Writer
@@ -811,14 +811,12 @@ func newRunFiles(opt Options, tracker string, h trace.Header, targets []int) (*r
 		return nil, err
 	}
 	rf := &runFiles{dir: opt.Dir}
-	open := func(name string) (*os.File, error) {
-		f, err := os.CreateTemp(opt.Dir, "."+name+".tmp*")
-		if err != nil {
-			return nil, err
+	open := func(name string) (*outfile.File, error) {
+		f, err := outfile.Create(filepath.Join(opt.Dir, name))
+		if err == nil {
+			rf.files = append(rf.files, f)
 		}
-		rf.tmp = append(rf.tmp, f)
-		rf.final = append(rf.final, filepath.Join(opt.Dir, name))
-		return f, nil
+		return f, err
 	}
 	tf, err := open(TraceFile)
 	if err == nil {
@@ -829,7 +827,7 @@ func newRunFiles(opt Options, tracker string, h trace.Header, targets []int) (*r
 			rf.tw, err = bin.NewWriter(tf, h)
 		}
 	}
-	var mf, sf *os.File
+	var mf, sf *outfile.File
 	if err == nil {
 		mf, err = open(MeasuredFile)
 	}
@@ -891,13 +889,12 @@ func (rf *runFiles) write(win *trace.Window, row *Row, skipped []skip) error {
 }
 
 func (rf *runFiles) abort() {
-	for _, f := range rf.tmp {
-		f.Close()
-		os.Remove(f.Name())
+	for _, f := range rf.files {
+		f.Abort()
 	}
 }
 
-// finish closes the files and renames them into place; run.json last.
+// finish completes the files and renames them into place; run.json last.
 func (rf *runFiles) finish(sum Summary) error {
 	err := rf.tw.Close()
 	rf.csv.Flush()
@@ -908,44 +905,17 @@ func (rf *runFiles) finish(sum Summary) error {
 	if err == nil {
 		err = rf.skipped.Error()
 	}
-	for _, f := range rf.tmp {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
 	if err != nil {
 		rf.abort()
 		return err
 	}
-	for i, f := range rf.tmp {
-		if err := os.Rename(f.Name(), rf.final[i]); err != nil {
-			rf.abort()
-			return err
-		}
+	if err := outfile.CommitAll(rf.files...); err != nil {
+		return err
 	}
 	rf.meta.Summary = &sum
 	b, err := json.MarshalIndent(rf.meta, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(rf.dir, MetaFile), append(b, '\n'))
-}
-
-// writeAtomic writes b to a temporary file beside path and renames it.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return outfile.WriteFile(filepath.Join(rf.dir, MetaFile), append(b, '\n'))
 }

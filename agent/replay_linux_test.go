@@ -27,8 +27,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("MDK_TEST_WORKLOAD"); path != "" {
 		t, err := readTrace(path)
 		lock, _ := strconv.Atoi(os.Getenv("MDK_TEST_LOCK"))
+		clock, _ := time.ParseDuration(os.Getenv("MDK_TEST_CLOCK"))
 		if err == nil {
-			err = workload.Replay(t, workload.Options{Lock: lock}, os.Stdin, os.Stdout)
+			err = workload.Replay(t, workload.Options{Lock: lock, Window: clock}, os.Stdin, os.Stdout)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -77,7 +78,7 @@ func genTrace(t *testing.T, dir string, window time.Duration) (*trace.Trace, str
 }
 
 // startReplay starts this test binary as the replay workload of path.
-func startReplay(t *testing.T, tr *trace.Trace, path string, lock int) *Replay {
+func startReplay(t testing.TB, tr *trace.Trace, path string, lock int) *Replay {
 	t.Helper()
 	cmd := []string{"env", "MDK_TEST_WORKLOAD=" + path, "MDK_TEST_LOCK=" + strconv.Itoa(lock), os.Args[0]}
 	r, err := StartReplay(tr, cmd, os.Stderr)

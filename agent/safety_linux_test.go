@@ -31,7 +31,7 @@ func (h *hookLog) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func readRows(t *testing.T, dir string) []Row {
+func readRows(t testing.TB, dir string) []Row {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, MeasuredFile))
 	if err != nil {

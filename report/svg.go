@@ -80,6 +80,22 @@ func WriteSVGs(dir string, data *Data, opts Options) ([]string, error) {
 			return paths, err
 		}
 	}
+	if a := pl.Agent; a != nil {
+		for _, f := range []*figure{
+			{title: "Agent run " + a.Setting + ": promotions", xLabel: win, yLabel: "promotions", yFrom0: true,
+				series: []series{line("predicted", a.PredPromotions), line("measured", a.Promotions)}},
+			{title: "Agent run " + a.Setting + ": saved pages", xLabel: win, yLabel: "saved pages", yFrom0: true,
+				series: []series{line("predicted", a.PredSaved), line("measured", a.Saved)}},
+		} {
+			name := "agent-promotions.svg"
+			if strings.HasSuffix(f.title, "saved pages") {
+				name = "agent-saved.svg"
+			}
+			if err := save(name, func(b *bytes.Buffer) error { return f.write(b, "svg") }); err != nil {
+				return paths, err
+			}
+		}
+	}
 	ws := &figure{title: "Working set", xLabel: win, yLabel: "pages", yFrom0: true,
 		series: []series{line("accessed", pl.Accessed), line("alive", pl.Alive)}}
 	if err := save("working-set.svg", func(b *bytes.Buffer) error { return ws.write(b, "svg") }); err != nil {
