@@ -165,5 +165,8 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 	jr.OPP, jr.Tuned = p.SLO.Choose(p.All, len(p.Settings),
 		func(k int) *result.Result { return train(runs[k]) },
 		func(k int) *result.Result { return eval(runs[k]) })
+	p.SLO.Finish(jr.Tuned, p.All[:len(p.Settings)], 0, func(k int) []tune.Segment {
+		return p.SLO.BrokeAt(name, runs[k], *jr.Eval)
+	})
 	return jr, nil
 }

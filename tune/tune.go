@@ -203,29 +203,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	val := func(k int) *result.Result { return part(ins, k, partValidation) }
 	eval := func(k int) *result.Result { return part(ins, k, partEval) }
 	rep.OPP, rep.Policies = cfg.SLO.Choose(settings, yard, train, eval)
-	factor := cfg.DriftFactor
-	if factor == 0 {
-		factor = DefaultDriftFactor
-	}
 	for i := range rep.Policies {
-		c := &rep.Policies[i]
-		c.ChosenOn = "train"
-		if ChoosesOnValidation(c.Policy) {
+		if c := &rep.Policies[i]; ChoosesOnValidation(c.Policy) {
 			rep.chooseOnValidation(c, settings[:yard], train, val, eval)
 		}
-		if !c.Found {
-			continue
-		}
-		k := slices.IndexFunc(settings[:yard], func(s policy.Setting) bool { return s.Policy() == c.Policy && s.Params() == c.Params })
-		chosen := c.Train
-		if c.Validation != nil {
-			chosen = c.Validation
-		}
-		if d := rep.SLO.drift(chosen.Stat, c.Eval.Stat, factor); d != nil {
-			d.BrokeAt = brokeAt(ins, k, rep.SLO)
-			c.Drift = d
-		}
 	}
+	cfg.SLO.Finish(rep.Policies, settings[:yard], cfg.DriftFactor, func(k int) []Segment {
+		var out []Segment
+		for _, in := range ins {
+			for _, rg := range in.eval {
+				out = append(out, cfg.SLO.BrokeAt(in.Name, in.runs[k], rg)...)
+			}
+		}
+		return out
+	})
 	return rep, nil
 }
 

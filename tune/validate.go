@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"mdk/mpc"
@@ -70,26 +71,52 @@ func (s SLO) drift(chosen, eval float64, factor float64) *Drift {
 	return &Drift{Ratio: ratio, Worse: b > a}
 }
 
-// brokeAt returns the windows of the evaluation part where setting k's
-// promotion rate exceeds the bound, as runs of consecutive windows.
-func brokeAt(ins []*input, k int, s SLO) []Segment {
+// BrokeAt returns the windows of rg where r, a run over the whole trace
+// called name, has a promotion rate above the bound (compared exactly in
+// integers), as segments of consecutive windows.
+func (s SLO) BrokeAt(name string, r *result.Result, rg Range) []Segment {
 	var out []Segment
-	for _, in := range ins {
-		r := in.runs[k]
-		for _, rg := range in.eval {
-			for w := rg.First; w <= rg.Last; w++ {
-				if r.Promotions[w]*policy.MaxPPM <= s.PPM*r.Accessed[w] {
-					continue
-				}
-				if n := len(out); n > 0 && out[n-1].Trace == in.Name && out[n-1].Last == w-1 {
-					out[n-1].Last = w
-					continue
-				}
-				out = append(out, Segment{Trace: in.Name, First: w, Last: w, TraceWindows: r.Windows()})
-			}
+	for w := rg.First; w <= rg.Last; w++ {
+		if r.Promotions[w]*policy.MaxPPM <= s.PPM*r.Accessed[w] {
+			continue
 		}
+		if n := len(out); n > 0 && out[n-1].Last == w-1 {
+			out[n-1].Last = w
+			continue
+		}
+		out = append(out, Segment{Trace: name, First: w, Last: w, TraceWindows: r.Windows()})
 	}
 	return out
+}
+
+// Finish completes the choices cs that [SLO.Choose] (and, for L-OPP,
+// Run's validation rule) made, as Run reports them: ChosenOn ("train"
+// unless already set) and the drift flag, with broke(k), the evaluation
+// windows where setting k of settings broke the SLO ([SLO.BrokeAt]).
+// factor is Config.DriftFactor's: 0 is DefaultDriftFactor, negative never
+// flags. Package fleet finishes its tuned settings with it too.
+func (s SLO) Finish(cs []Choice, settings []policy.Setting, factor float64, broke func(k int) []Segment) {
+	if factor == 0 {
+		factor = DefaultDriftFactor
+	}
+	for i := range cs {
+		c := &cs[i]
+		if c.ChosenOn == "" {
+			c.ChosenOn = "train"
+		}
+		if !c.Found {
+			continue
+		}
+		k := slices.IndexFunc(settings, func(x policy.Setting) bool { return x.Policy() == c.Policy && x.Params() == c.Params })
+		chosen := c.Train
+		if c.Validation != nil {
+			chosen = c.Validation
+		}
+		if d := s.drift(chosen.Stat, c.Eval.Stat, factor); d != nil {
+			d.BrokeAt = broke(k)
+			c.Drift = d
+		}
+	}
 }
 
 // String describes the drift as the text and HTML tables print it:
