@@ -58,7 +58,7 @@ func newFakeKernel(t testing.TB, maxPFN uint64) *fakeKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(int64(maxPFN / 8)); err != nil {
+	if err := f.Truncate(int64((maxPFN + 63) / 64 * 8)); err != nil {
 		t.Fatal(err)
 	}
 	k.bitmap = f
@@ -100,7 +100,12 @@ func (b *fakeBitmap) ReadAt(p []byte, off int64) (int, error) {
 	if uint64(off)*8 >= k.maxPFN {
 		return 0, io.EOF
 	}
-	n := min(uint64(len(p)), k.maxPFN/8-uint64(off))
+	// Only whole 64-frame words are returned: the bits of a partial last
+	// word (maxPFN not a multiple of 64) are computed but not counted.
+	n := min(uint64(len(p)), k.maxPFN/64*8-uint64(off))
+	if n == 0 {
+		return 0, io.EOF
+	}
 	return b.f.ReadAt(p[:n], off)
 }
 
@@ -115,7 +120,9 @@ func (b *fakeBitmap) WriteAt(p []byte, off int64) (int, error) {
 	if uint64(off)*8 >= k.maxPFN {
 		return 0, syscall.ENXIO
 	}
-	n := min(uint64(len(p)), k.maxPFN/8-uint64(off))
+	// The frames of a partial last word are marked, but only whole words
+	// count as written; os.File.WriteAt then reports io.ErrUnexpectedEOF.
+	n := min(uint64(len(p)), (k.maxPFN+63)/64*8-uint64(off))
 	old := make([]byte, n)
 	if _, err := b.f.ReadAt(old, off); err != nil {
 		return 0, err
@@ -123,7 +130,13 @@ func (b *fakeBitmap) WriteAt(p []byte, off int64) (int, error) {
 	for i := range old {
 		old[i] |= p[i] // writes only set idle flags
 	}
-	return b.f.WriteAt(old, off)
+	if _, err := b.f.WriteAt(old, off); err != nil {
+		return 0, err
+	}
+	if whole := k.maxPFN/64*8 - uint64(off); whole < uint64(len(p)) {
+		return int(whole), io.ErrUnexpectedEOF
+	}
+	return len(p), nil
 }
 
 func (b *fakeBitmap) Close() error { return b.f.Close() }

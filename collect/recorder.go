@@ -25,6 +25,16 @@ type Options struct {
 	PIDs   []int
 	Cgroup string
 
+	// Tracker says how accesses are seen: TrackerIdle (the default, idle
+	// page tracking) or TrackerDamon (DAMON's vaddr operations; one pid).
+	Tracker Tracker
+	Damon   DamonIntervals // DAMON's monitoring attributes (TrackerDamon)
+
+	// Pages says what a page of the trace is: PagesVirtual (the default, a
+	// process's virtual page) or PagesPhysical (a page frame, counted once
+	// however many target processes map it; physical.go).
+	Pages PageKey
+
 	Window   time.Duration // window length (> 0)
 	Duration time.Duration // stop after this long; 0: until the targets exit or ctx ends
 
@@ -142,10 +152,15 @@ type Recorder struct {
 	pme  []uint64 // pagemap scratch
 	io   []byte   // bitmap I/O scratch
 
+	damon *damonTracker // TrackerDamon
+	phys  []*space      // PagesPhysical: page frames, swap entries
+
 	win     trace.Window
 	sum     Summary
 	mglru   bool
 	scanned int64
+
+	partialWarned bool
 }
 
 // NewRecorder checks the kernel and the targets and returns a recorder. It
@@ -188,6 +203,29 @@ func NewRecorder(opt Options) (*Recorder, error) {
 			return nil, fmt.Errorf("cgroup %s: %w", opt.Cgroup, err)
 		}
 	}
+	if opt.Pages == PagesPhysical {
+		if opt.Tracker == TrackerDamon {
+			return nil, errors.New("--pages physical needs --tracker idle: DAMON's vaddr operations see virtual pages")
+		}
+		r.phys = []*space{{pid: -1}, {pid: -1}}
+	} else if opt.Pages != PagesVirtual && opt.Pages != "" {
+		return nil, fmt.Errorf("unknown page key %q (want virtual or physical)", opt.Pages)
+	}
+	switch opt.Tracker {
+	case TrackerDamon:
+		if len(opt.PIDs) != 1 {
+			return nil, errors.New("--tracker damon records one process: give one --pid")
+		}
+		t, err := newDamonTracker(opt.FS, opt.PIDs[0], opt.Window, opt.Damon)
+		if err != nil {
+			return nil, err
+		}
+		r.damon = t
+		return r, nil
+	case TrackerIdle, "":
+	default:
+		return nil, fmt.Errorf("unknown tracker %q (want idle or damon)", opt.Tracker)
+	}
 	bm, err := opt.FS.IdleBitmap()
 	if err != nil {
 		return nil, err
@@ -200,8 +238,14 @@ func NewRecorder(opt Options) (*Recorder, error) {
 	return r, nil
 }
 
-// Close releases the bitmap.
-func (r *Recorder) Close() error { return r.bitmap.Close() }
+// Close releases the bitmap, or stops the kdamond the recorder started and
+// restores DAMON's sysfs files.
+func (r *Recorder) Close() error {
+	if r.damon != nil {
+		return r.damon.close()
+	}
+	return r.bitmap.Close()
+}
 
 // Run records until opt.Duration has passed, every target has exited (a
 // cgroup: its directory was removed), or ctx ends. It calls newWriter once,
@@ -223,8 +267,30 @@ func (r *Recorder) Run(ctx context.Context, newWriter func(trace.Header) (trace.
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
+	if r.damon != nil {
+		// Scan 0 right after an aggregation boundary, so that each
+		// window is one aggregation interval.
+		if err := r.damon.capture(ctx); err != nil {
+			if ctx.Err() != nil {
+				r.sum.Reason = "interrupted"
+				return r.sum, nil
+			}
+			return r.sum, err
+		}
+	}
 	for k := 0; ; k++ {
-		if k > 0 {
+		if k > 0 && r.damon != nil {
+			if err := r.damon.capture(ctx); err != nil {
+				if ctx.Err() != nil {
+					r.sum.Reason = "interrupted"
+					return r.sum, r.closeWriter(w)
+				}
+				if w != nil {
+					w.Close()
+				}
+				return r.sum, err
+			}
+		} else if k > 0 {
 			next := start.Add(time.Duration(k) * opt.Window)
 			if d := time.Until(next); d > 0 {
 				timer.Reset(d)
@@ -287,13 +353,23 @@ func (r *Recorder) closeWriter(w trace.Writer) error {
 // header is the trace header, written after scan 0.
 func (r *Recorder) header() trace.Header {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mdk record: Linux idle page tracking, window %v; ", r.opt.Window)
+	if r.damon != nil {
+		fmt.Fprintf(&b, "mdk record: Linux DAMON (vaddr; a region accessed in a window makes all its existing pages accessed), window = aggregation interval %v, sampling %v; ", r.opt.Window, r.damon.sample)
+	} else {
+		fmt.Fprintf(&b, "mdk record: Linux idle page tracking, window %v; ", r.opt.Window)
+	}
+	if r.phys != nil {
+		b.WriteString("pages = page frames, each counted once (space 0: page frame number; space 1: swap entry of a swapped-out page); ")
+	}
 	if r.opt.Cgroup != "" {
 		fmt.Fprintf(&b, "cgroup %s; ", r.opt.Cgroup)
 	}
 	b.WriteString("space = pid index in order first seen:")
 	for i, s := range r.spaces {
 		fmt.Fprintf(&b, " %d=%d", i, s.pid)
+	}
+	if r.phys != nil {
+		b.WriteString(" (not the trace's spaces)")
 	}
 	if r.opt.Cgroup != "" {
 		b.WriteString(" (later pids in the log)")
@@ -371,14 +447,22 @@ func (r *Recorder) scan(k int) (bool, error) {
 	if r.opt.Cgroup != "" {
 		alive = exists
 	}
-	// 2. Read back the idle bits and mark the present pages idle again.
-	if err := r.markAndRead(k > 0); err != nil {
-		return false, err
+	// 2. Read back the idle bits and mark the present pages idle again
+	// (DAMON: the regions were captured before the scan).
+	if r.damon == nil {
+		if err := r.markAndRead(k > 0); err != nil {
+			return false, err
+		}
 	}
 	// 3. Compare with the previous scan.
+	compared := r.spaces
+	if r.phys != nil {
+		r.buildPhysical()
+		compared = r.phys
+	}
 	if k > 0 {
 		r.win.Reset(k - 1)
-		for si, s := range r.spaces {
+		for si, s := range compared {
 			r.compare(uint32(si), s, k == 1)
 		}
 	}
@@ -386,6 +470,9 @@ func (r *Recorder) scan(k int) (bool, error) {
 	for _, s := range r.spaces {
 		s.prev, s.cur = s.cur, s.prev
 		pages += int64(len(s.prev))
+	}
+	for _, s := range r.phys {
+		s.prev, s.cur = s.cur, s.prev
 	}
 	c := Cost{Scan: time.Since(t0), CPU: cpuTime() - cpu0, Pages: pages}
 	r.sum.Scans++
@@ -547,9 +634,10 @@ func (r *Recorder) run(lo, hi uint64, read bool) error {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read %s at byte %d: %w", name, off, err)
 		}
-		if got < n {
+		if got < n-8 || got < n && !r.partialLastWord(hi-1) {
 			return fmt.Errorf("%w: %s: short read at byte %d (%d of %d bytes): page frame beyond the kernel's last", ErrFormat, name, off, got, n)
 		}
+		clear(b[got:]) // the partial last word reads as all accessed
 		for i := range hi - lo {
 			r.got[lo+i] = binary.NativeEndian.Uint64(b[i*8:])
 		}
@@ -557,10 +645,42 @@ func (r *Recorder) run(lo, hi uint64, read bool) error {
 	for i := range hi - lo {
 		binary.NativeEndian.PutUint64(b[i*8:], r.want[lo+i])
 	}
-	if _, err := r.bitmap.WriteAt(b, off); err != nil {
-		return fmt.Errorf("write %s at byte %d: %w", name, off, err)
+	if put, err := r.bitmap.WriteAt(b, off); err != nil {
+		// The kernel marks the frames of a partial last word but does not
+		// count the word as written (os.File reports io.ErrUnexpectedEOF).
+		if !(errors.Is(err, io.ErrUnexpectedEOF) && put == n-8 && r.partialLastWord(hi-1)) {
+			return fmt.Errorf("write %s at byte %d: %w", name, off, err)
+		}
 	}
 	return nil
+}
+
+// partialLastWord reports whether bitmap word w may be the kernel's partial
+// last word: when the number of page frames (max_pfn) is not a multiple of
+// 64, the kernel's page_idle_bitmap_read and _write handle the frames of the
+// last, partial 64-frame word but return only the bytes of whole words, so
+// that word's idle bits cannot be read back. Only the highest word holding
+// a present page can be it; its pages read as accessed in every window,
+// which the recorder logs once.
+func (r *Recorder) partialLastWord(w uint64) bool {
+	if w+1 != uint64(len(r.want)) && slices.ContainsFunc(r.want[w+1:], func(x uint64) bool { return x != 0 }) {
+		return false
+	}
+	if !r.partialWarned {
+		r.partialWarned = true
+		fmt.Fprintf(r.opt.Log, "mdk record: warning: page frames %d-%d are in the kernel's partial last idle-bitmap word, whose bits it does not return: their pages are reported accessed in every window\n", w*64, w*64+63)
+	}
+	return true
+}
+
+// wasAccessed reports whether the present page e was accessed since the
+// previous scan: its frame lost its idle bit, or (DAMON) it lies in a region
+// seen accessed.
+func (r *Recorder) wasAccessed(e entry) bool {
+	if r.damon != nil {
+		return r.damon.accessed(e.vpn)
+	}
+	return !r.idle(e)
 }
 
 // idle reports whether the page frame of e still has its idle bit.
@@ -613,7 +733,7 @@ func (r *Recorder) compare(sp uint32, s *space, first bool) {
 			}
 			c.id = r.announce(sp, p)
 			if c.pme&PagemapPresent != 0 {
-				if p.pme&PagemapPresent == 0 || !r.idle(*c) {
+				if p.pme&PagemapPresent == 0 || r.wasAccessed(*c) {
 					r.win.Accessed = append(r.win.Accessed, c.id)
 				}
 			}

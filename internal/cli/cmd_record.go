@@ -24,6 +24,8 @@ type recordOptions struct {
 	tracer       string
 	sampleRate   string
 	sampleSeed   uint64
+	tracker      string
+	pages        string
 }
 
 func newRecordCmd(e *env) *cobra.Command {
@@ -55,6 +57,17 @@ $MDK_CACHE_DIR); --tracer lackey runs valgrind's lackey and parses its log of
 every access: the same trace at 100-400 times the CPU time. The default, auto, is pages
 when the tool can be built, else lackey (saying why).
 
+--tracker damon: accesses come from DAMON (/sys/kernel/mm/damon/admin, vaddr
+operations), the tracker stock distribution kernels have: one window per
+aggregation interval (= --window); a region DAMON saw accessed makes all its
+existing pages accessed (an approximation: see docs/record.md). One --pid.
+mdk uses a kdamond only if none exists or one is off and unconfigured, and
+refuses when every kdamond is busy; it never takes one over.
+
+--pages physical: a page is a page frame, counted once however many target
+processes map it (shared memory, copy-on-write after fork, file pages); the
+kernel reclaims it once. Default: virtual (a process's virtual page).
+
 Each window is written as it completes. Recording ends after --duration,
 when every target has exited (the cgroup is removed; CMD exits), or on
 Ctrl-C; the trace then holds every completed window. Killed outright, the
@@ -63,11 +76,13 @@ recorder leaves every completed window readable in a .mdkt file.
 EXIT STATUS
   0    the trace was written (also when a live recording is stopped by Ctrl-C)
   1    recording failed: no such process, no permission, no idle page
-       tracking, valgrind missing, I/O error
+       tracking, no DAMON or every kdamond busy, valgrind missing, I/O error
   2    bad command line
   130  --exact interrupted (the windows so far are kept)`,
 		Example: `  sudo mdk record --pid 1234 --window 30s --duration 1h -o app.mdkt
   sudo mdk record --cgroup /sys/fs/cgroup/system.slice/db.service --window 10s -o db.mdkt
+  sudo mdk record --cgroup /sys/fs/cgroup/app --pages physical -o app-frames.mdkt
+  sudo mdk record --pid 1234 --tracker damon --window 5s -o app-damon.mdkt
   mdk record --exact --window-instructions 1000000 -o gzip.mdkt -- gzip -k big.txt`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRecord(e, o, args) },
 	}
@@ -86,6 +101,8 @@ EXIT STATUS
 	f.StringVar(&o.tracer, "tracer", collect.TracerAuto, "--exact tracer: auto, pages (mdk's valgrind tool) or lackey")
 	f.StringVar(&o.sampleRate, "sample", "", "record only a spatial sample of the pages: `RATE` such as 1% (1/N of 100%); the trace says so and every command scales its counts")
 	f.Uint64Var(&o.sampleSeed, "sample-seed", 1, "`seed` of the sampling hash of (space, page)")
+	f.StringVar(&o.tracker, "tracker", "idle", "how accesses are seen: `idle` (idle page tracking) or damon")
+	f.StringVar(&o.pages, "pages", "virtual", "what a page is: `virtual` (per process) or physical (page frame, counted once)")
 	return cmd
 }
 
@@ -153,12 +170,25 @@ func runRecord(e *env, o recordOptions, args []string) error {
 	if o.window <= 0 {
 		return usagef("--window must be positive, got %v", o.window)
 	}
+	if o.tracker != "idle" && o.tracker != "damon" {
+		return usagef("--tracker must be idle or damon, got %q", o.tracker)
+	}
+	if o.pages != "virtual" && o.pages != "physical" {
+		return usagef("--pages must be virtual or physical, got %q", o.pages)
+	}
+	if o.tracker == "damon" && len(o.pids) != 1 {
+		return usagef("--tracker damon records one process: give one --pid")
+	}
+	if o.tracker == "damon" && o.pages == "physical" {
+		return usagef("--pages physical needs --tracker idle (DAMON's vaddr operations see virtual pages)")
+	}
 	if o.duration < 0 || o.duration > 0 && o.duration < o.window {
 		return usagef("--duration %v is shorter than one --window (%v)", o.duration, o.window)
 	}
 	r, err := collect.NewRecorder(collect.Options{
 		FS: collect.NewFS(o.proc, o.sys), PIDs: o.pids, Cgroup: o.cgroup,
 		Window: o.window, Duration: o.duration, Log: e.stderr, Sample: sample,
+		Tracker: collect.Tracker(o.tracker), Pages: collect.PageKey(o.pages),
 	})
 	if err != nil {
 		return err
