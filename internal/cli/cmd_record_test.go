@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,5 +107,31 @@ func TestRecordExact(t *testing.T) {
 				t.Fatalf("%d windows, %v", len(tr.Windows), err)
 			}
 		})
+	}
+}
+
+// TestRecordTrackerFlags: the --tracker and --pages combinations that
+// cannot work are usage errors (exit status 2) naming the flag; DAMON on a
+// sys tree without it is a one-line error (exit status 1).
+func TestRecordTrackerFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t.mdkt")
+	self := strconv.Itoa(os.Getpid())
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--pid", self, "--tracker", "dam"}, 2, `--tracker must be idle or damon, got "dam"`},
+		{[]string{"--pid", self, "--pages", "phys"}, 2, `--pages must be virtual or physical, got "phys"`},
+		{[]string{"--pid", self, "--pid", "1", "--tracker", "damon"}, 2, "--tracker damon records one process"},
+		{[]string{"--cgroup", "x", "--tracker", "damon"}, 2, "--tracker damon records one process"},
+		{[]string{"--pid", self, "--tracker", "damon", "--pages", "physical"}, 2, "--pages physical needs --tracker idle"},
+		{[]string{"--pid", self, "--tracker", "damon", "--sys", t.TempDir()}, 1, "no DAMON: "},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), append(append([]string{"record"}, tc.args...), "-o", out), nil, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, stderr.String(), tc.code, tc.msg)
+		}
 	}
 }
