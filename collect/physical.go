@@ -3,6 +3,8 @@ package collect
 import (
 	"cmp"
 	"slices"
+
+	"mdk/trace"
 )
 
 // Tracker names how the recorder sees accesses.
@@ -29,14 +31,26 @@ const (
 // however many processes or virtual pages map it. The kernel reclaims a
 // shared page once, so this is the count a reclaim policy acts on. A page
 // that moves to another frame (migration, swap-in, copy-on-write) is a new
-// page: the old one is freed, the new one born.
+// page: the old one is freed, the new one born. A sample keeps or drops
+// frames (and swap entries), not virtual pages.
 func (r *Recorder) buildPhysical() {
 	frames, swapped := r.phys[0], r.phys[1]
 	frames.cur, swapped.cur = frames.cur[:0], swapped.cur[:0]
+	sampled := !r.opt.Sample.All()
 	for _, s := range r.spaces {
 		for _, e := range s.cur {
 			key := e.pme & PagemapPFNMask
-			if e.pme&PagemapPresent != 0 {
+			present := e.pme&PagemapPresent != 0
+			if sampled {
+				sp := uint32(1)
+				if present {
+					sp = 0
+				}
+				if !r.opt.Sample.Keep(trace.Page{Space: sp, Page: key}) {
+					continue
+				}
+			}
+			if present {
 				frames.cur = append(frames.cur, entry{vpn: key, pme: e.pme, id: noID})
 			} else {
 				swapped.cur = append(swapped.cur, entry{vpn: key, pme: e.pme, id: noID})

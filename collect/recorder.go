@@ -518,9 +518,10 @@ func skipMapping(m Mapping) bool {
 }
 
 // readPages appends the existing (present or swapped) pages of pid, space
-// si, to dst, sorted by vpn; with a sample, only the pages it keeps.
+// si, to dst, sorted by vpn; with a sample, only the pages it keeps (with
+// PagesPhysical the sample applies to page frames, in buildPhysical).
 func (r *Recorder) readPages(pid int, si uint32, dst []entry) ([]entry, error) {
-	sampled := !r.opt.Sample.All()
+	sampled := !r.opt.Sample.All() && r.phys == nil
 	maps, err := r.opt.FS.Maps(pid)
 	if err != nil {
 		return dst, err
