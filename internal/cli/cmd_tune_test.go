@@ -85,6 +85,7 @@ func TestTuneErrors(t *testing.T) {
 		{"bad policy", []string{ex, "--slo", "max_pr<=2%", "-p", "age:B=1"}, ExitUsage, `--policy age:B=1: unknown key "B"`},
 		{"past end", []string{ex, "--slo", "max_pr<=2%", "--eval-windows", "5..10"}, ExitError, "eval windows 5..10 go past the end of ../../testdata/example.txt, which has 10 windows (0..9)"},
 		{"missing file", []string{"/nonexistent.mdkt", "--slo", "max_pr<=2%"}, ExitError, "/nonexistent.mdkt"},
+		{"drift factor", []string{ex, "--slo", "max_pr<=2%", "--drift-factor", "0.5"}, ExitUsage, "--drift-factor 0.5: want 0 (never flag) or at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := runTuneCLI(tc.args...)
@@ -92,5 +93,25 @@ func TestTuneErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.msg)
 			}
 		})
+	}
+}
+
+// TestTuneDriftFactor: on SPEC section 4's trace at max_pr<=40%, age:A=2
+// has no training promotion and 50% in eval windows 5, 7 and 9
+// (TestTuneExample), so it is flagged by default and not with
+// --drift-factor 0.
+func TestTuneDriftFactor(t *testing.T) {
+	ex := "../../testdata/example.txt"
+	args := []string{ex, "--slo", "max_pr<=40%", "-p", "age:A=1..3", "--train-windows", "0..4"}
+	code, out, errs := runTuneCLI(args...)
+	if code != ExitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if want := "will not hold: eval stat 125x the one it was chosen on; broke in ../../testdata/example.txt windows 5, 7, 9"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	code, out, errs = runTuneCLI(append(args, "--drift-factor", "0")...)
+	if code != ExitOK || errs != "" || strings.Contains(out, "will not hold") {
+		t.Errorf("--drift-factor 0: exit %d, stderr %q, output\n%s", code, errs, out)
 	}
 }
