@@ -263,7 +263,7 @@ func runAgent(e *env, o agentOptions) error {
 }
 
 func newAgentCompareCmd(e *env) *cobra.Command {
-	var format, model string
+	var format, model, tierName string
 	cmd := &cobra.Command{
 		Use:   "compare RUN",
 		Short: "Set the simulator's prediction on the observed trace beside what the agent measured",
@@ -279,6 +279,12 @@ faults of the targets, pswpin, the memory cgroup's workingset_refault_anon).
 
 --format text (a table and the explanation), csv (per window) or json.
 
+With --tier (a built-in tier or a tier file from mdk calibrate) it also sets
+the tier model's stall time (the tier's mean promotion latency for each
+predicted and each measured promotion) beside the replay workload's measured
+slow touches and their time, per window and in total, with both slowdowns,
+so the model can be checked and corrected (docs/tiers.md).
+
 EXIT STATUS
   0    printed
   1    RUN is missing or damaged
@@ -287,15 +293,27 @@ EXIT STATUS
   mdk agent compare run-age --format csv > side-by-side.csv`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := loadTier(tierName)
+			if err != nil {
+				return err
+			}
 			c, err := compareRun(args[0], model)
 			if err != nil {
 				return err
+			}
+			if t != nil {
+				tc, err := compareTier(args[0], c, t)
+				if err != nil {
+					return err
+				}
+				return writeTierComparison(e.stdout, c, tc, format)
 			}
 			return writeComparison(e.stdout, c, format)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output `format`: text, csv or json")
 	cmd.Flags().StringVar(&model, "model", "", "L-OPP model `FILE` of a lopp run (default: the one in run.json)")
+	cmd.Flags().StringVar(&tierName, "tier", "", tierUsage+": the model's stall beside the workload's touches")
 	return cmd
 }
 
