@@ -7,7 +7,8 @@
 // visits every alive page. Several settings run side by side in one pass:
 // a page's life (alive, last touch, prior reuse distances) does not depend
 // on the setting, so they share it, and each setting keeps only which pages
-// are resident and its decider. It does not use trace.Walker; it applies the
+// are resident and its decider. The settings' end-of-window steps run on
+// every CPU, each setting on its own state. It does not use trace.Walker; it applies the
 // life semantics of SPEC section 1 itself, so that the engines built on the
 // Walker are checked against an independent reading of the spec.
 package sim
@@ -15,7 +16,10 @@ package sim
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"mdk/policy"
 	"mdk/result"
@@ -125,7 +129,7 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 		resident[i] = make([]bool, len(pages))
 		decs[i] = s.NewDecider(res[i].Accessed)
 	}
-	var st policy.PageState
+	reclaimed := make([][]uint32, len(ss))
 	for k := 0; k < W; k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -155,42 +159,17 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 				}
 			}
 		}
-		for i := range ss {
-			r, res := resident[i], res[i]
-			// 3. Every alive page is alive in this window; every absent
-			//    one saves it.
-			for id := range pages {
-				if !pages[id].alive {
-					continue
-				}
-				res.AlivePerWindow[k]++
-				if !r[id] {
-					res.SavedPerWindow[k]++
-				}
-			}
-			// 4. At the end of the window the policy may reclaim resident
-			//    pages. Pages are visited in dense-ID order; only OPP's
-			//    shared budgets could care, and all pages it may reclaim
-			//    now were touched in this very window, so their order does
-			//    not matter.
-			for id := range pages {
-				p := &pages[id]
-				if !p.alive || !r[id] {
-					continue
-				}
-				g := p.gaps[p.next]
-				if g.start != p.last {
-					panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.last, g.start))
-				}
-				st = policy.PageState{
-					Page: uint32(id), Now: k, LastTouch: p.last, Prior: p.prior,
-					Idle: g.idle, Closed: g.closed, Features: p.features,
-				}
-				if decs[i].Reclaim(&st) {
-					r[id] = false
-					if obs != nil {
-						obs.Reclaimed(i, uint32(id), p.last, k)
-					}
+		// 3 and 4, for each setting. Settings are independent here: each
+		// reads the shared lives and changes only its own residency,
+		// counts and decider, so they run on every CPU; their reclaims are
+		// reported afterwards, in setting order.
+		parallel(len(ss), func(i int) {
+			reclaimed[i] = endWindow(k, pages, resident[i], res[i], decs[i], reclaimed[i][:0])
+		})
+		if obs != nil {
+			for i := range ss {
+				for _, id := range reclaimed[i] {
+					obs.Reclaimed(i, id, pages[id].last, k)
 				}
 			}
 		}
@@ -223,6 +202,71 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 		}
 	}
 	return res, nil
+}
+
+// endWindow runs steps 3 and 4 of window k for one setting: it counts the
+// alive and saved pages, then lets the decider reclaim resident pages, and
+// returns the reclaimed pages appended to reclaimed.
+func endWindow(k int, pages []page, resident []bool, res *result.Result, dec policy.Decider, reclaimed []uint32) []uint32 {
+	// 3. Every alive page is alive in this window; every absent one saves
+	//    it.
+	for id := range pages {
+		if !pages[id].alive {
+			continue
+		}
+		res.AlivePerWindow[k]++
+		if !resident[id] {
+			res.SavedPerWindow[k]++
+		}
+	}
+	// 4. At the end of the window the policy may reclaim resident pages.
+	//    Pages are visited in dense-ID order; only OPP's shared budgets
+	//    could care, and all pages it may reclaim now were touched in this
+	//    very window, so their order does not matter.
+	var st policy.PageState
+	for id := range pages {
+		p := &pages[id]
+		if !p.alive || !resident[id] {
+			continue
+		}
+		g := p.gaps[p.next]
+		if g.start != p.last {
+			panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.last, g.start))
+		}
+		st = policy.PageState{
+			Page: uint32(id), Now: k, LastTouch: p.last, Prior: p.prior,
+			Idle: g.idle, Closed: g.closed, Features: p.features,
+		}
+		if dec.Reclaim(&st) {
+			resident[id] = false
+			reclaimed = append(reclaimed, uint32(id))
+		}
+	}
+	return reclaimed
+}
+
+// parallel calls f(0), ..., f(n-1) on up to GOMAXPROCS goroutines and
+// returns when all have returned.
+func parallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // touch records a touch of p in window k; newLife starts a life.
