@@ -101,6 +101,21 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// MemoryNeed estimates the memory, in bytes, that generating c takes at
+// its peak: per page, what gen measured at 4 million pages (peak resident
+// set size, GC headroom included) for each model, rounded up; a mix weighs
+// its models by their shares.
+func (c *Config) MemoryNeed() int64 {
+	perPage := map[string]float64{"zipf": 50, "scan": 64, "phases": 64, "churn": 88}
+	b := perPage[c.Model]
+	if c.Model == "mix" {
+		if sum := c.Mix.Zipf + c.Mix.Scan + c.Mix.Phases + c.Mix.Churn; sum > 0 {
+			b = (50*c.Mix.Zipf + 64*c.Mix.Scan + 64*c.Mix.Phases + 88*c.Mix.Churn) / sum
+		}
+	}
+	return int64(b * float64(c.Pages))
+}
+
 // Header returns the header of the trace c generates.
 func (c *Config) Header() trace.Header {
 	return trace.Header{

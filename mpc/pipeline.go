@@ -104,8 +104,14 @@ func (p *pipeline) gap(g trace.Gap, f *policy.Features) {
 	}
 }
 
+// mark queues a window's start or end. A chunk also ends after chunkGaps
+// marks, so that a run of empty windows does not grow one chunk without
+// bound.
 func (p *pipeline) mark(kind, w int, accessed int64) {
 	p.cur.marks = append(p.cur.marks, mark{at: len(p.cur.gaps), kind: kind, w: w, accessed: accessed})
+	if len(p.cur.marks) >= chunkGaps {
+		p.flush()
+	}
 }
 
 // group queues the histogram entries of gaps ending in window end.
@@ -114,7 +120,7 @@ func (p *pipeline) group(end int, closed bool, es []histEntry) {
 	lo := len(c.entries)
 	c.entries = append(c.entries, es...)
 	c.marks = append(c.marks, mark{at: len(c.gaps), kind: markGroup, w: end, closed: closed, lo: lo, hi: len(c.entries)})
-	if len(c.entries) >= chunkGaps {
+	if len(c.entries) >= chunkGaps || len(c.marks) >= chunkGaps {
 		p.flush()
 	}
 }

@@ -71,7 +71,11 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		return p, nil
 	}
 	h := sp.Header()
-	if err := pass(ctx, read, streams, h.Windows, opts.Progress); err != nil {
+	room := newRoom(len(settings) * len(streams))
+	if err := room.check(h.Windows); err != nil {
+		return nil, err
+	}
+	if err := pass(ctx, read, streams, h.Windows, opts.Progress, room); err != nil {
 		return nil, err
 	}
 	scale := s.Scale()

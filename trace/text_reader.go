@@ -311,6 +311,9 @@ func (r *textReader) header(line []byte) error {
 		return r.syntax("bad %s %s: %s", what, truncate(val), expected)
 	}
 	if k == hdrWindows {
+		if int(v) > MaxWindows {
+			return r.syntax("windows %d is more than the limit of %d windows (--max-windows raises it)", v, MaxWindows)
+		}
 		r.hdr.Windows = int(v)
 	} else {
 		r.hdr.PageSize = int(v)
@@ -378,6 +381,9 @@ func (r *textReader) eventWindow(line []byte) (int, []byte, error) {
 		return 0, nil, r.syntax("window number %s too large: expected at most %d", shorten(tok), maxTextInt)
 	}
 	w := int(v)
+	if w >= MaxWindows {
+		return 0, nil, r.syntax("event in window %d, beyond the limit of %d windows (--max-windows raises it)", w, MaxWindows)
+	}
 	if w < r.last {
 		return 0, nil, r.syntax("window %d after window %d: event lines must not go back in window number", w, r.last)
 	}

@@ -9,6 +9,17 @@ import (
 	"time"
 )
 
+// DefaultMaxWindows is the default of [MaxWindows].
+const DefaultMaxWindows = 1 << 24
+
+// MaxWindows bounds the windows a text trace may declare or reach. A text
+// trace's empty windows cost nothing in the file (a "windows" header, or an
+// event in a far window, implies them), but every per-window table of the
+// tools reading it grows with them; the bound keeps a few bytes of input
+// from claiming gigabytes. A binary trace stores every window as a block,
+// so its windows grow with its size. mdk's --max-windows sets it.
+var MaxWindows = DefaultMaxWindows
+
 // Default header values (SPEC section 1).
 const (
 	DefaultPageSize = 4096

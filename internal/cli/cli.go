@@ -14,6 +14,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"mdk/trace"
 )
 
 // Exit codes (documented in the root command's help).
@@ -105,6 +107,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.PersistentFlags().IntVar(&trace.MaxWindows, "max-windows", trace.DefaultMaxWindows,
+		"fail on a text trace declaring or reaching more than `N` windows (its empty windows cost no input, but every per-window table grows with them)")
 	for _, mk := range commands {
 		root.AddCommand(mk(e))
 	}

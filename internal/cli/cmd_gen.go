@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdk/gen"
+	"mdk/internal/memlimit"
 )
 
 type genOptions struct {
@@ -88,6 +89,9 @@ func runGen(e *env, o genOptions) error {
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return usageError{err}
+	}
+	if err := memlimit.Check(fmt.Sprintf("gen: --pages %d", o.cfg.Pages), o.cfg.MemoryNeed()); err != nil {
+		return err
 	}
 	f, err := outputFormat(o.format, o.out)
 	if err != nil {

@@ -44,8 +44,8 @@ func outputCases(t *testing.T, in string) []outputCase {
 			return []string{"check", in, "--salvage", filepath.Join(d, "out.mdkt")}
 		}, damaged: filepath.Join(t.TempDir(), "missing.mdkt")},
 		{name: "gen", files: []string{"out.txt"}, args: func(d, in string) []string {
-			if in == "damaged" { // an impossible size: fails after the header
-				return []string{"gen", "--pages", "3", "--windows", "2000000000", "--param", "churn.Lifetime=0", "-o", filepath.Join(d, "out.txt")}
+			if in == "damaged" { // an impossible size
+				return []string{"gen", "--pages", "2147483648", "-o", filepath.Join(d, "out.txt")}
 			}
 			return []string{"gen", "--pages", "2000", "--windows", "20", "-o", filepath.Join(d, "out.txt")}
 		}, damaged: "damaged"},
