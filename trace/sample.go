@@ -231,20 +231,27 @@ func (sp *SampleSplit) Read() ([]Window, error) {
 // list maps the IDs of one of r's lists (which: 0 accessed, 1 born, 2
 // freed) into the sample's list, which it returns, and the groups'.
 func (sp *SampleSplit) list(ids []uint32, outs []Window, which int) []uint32 {
-	dst := listOf(&outs[0], which)
+	out := *listOf(&outs[0], which)
+	m := sp.ids
+	if sp.k == 0 {
+		for _, id := range ids {
+			if n := m[id]; n != dropped {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
 	for _, id := range ids {
-		n := sp.ids[id]
+		n := m[id]
 		if n == dropped {
 			continue
 		}
-		*dst = append(*dst, n)
-		if sp.k > 0 {
-			gv := sp.group[n]
-			g := listOf(&outs[1+gv>>groupShift], which)
-			*g = append(*g, gv&(1<<groupShift-1))
-		}
+		out = append(out, n)
+		gv := sp.group[n]
+		g := listOf(&outs[1+gv>>groupShift], which)
+		*g = append(*g, gv&(1<<groupShift-1))
 	}
-	return *dst
+	return out
 }
 
 func listOf(w *Window, which int) *[]uint32 {

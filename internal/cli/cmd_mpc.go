@@ -54,10 +54,20 @@ against OPP at the same target (OPP's savings minus the setting's, in
 points). --csv and --json print every setting (SPEC section 6); --plot
 draws the curves (SVG or PNG by extension).
 
-A policy given by name alone uses its default grid (docs/policies.md).`,
+A policy given by name alone uses its default grid (docs/policies.md).
+
+--sample RATE (10%, 1%, 0.1%: 1/N of 100%) runs on the pages that a seeded
+hash of (space, page) keeps, each page in or out for the whole trace:
+counts are the sample's x 1/RATE, rates the sample's own, and every value
+has a 95% error bound from --sample-groups disjoint sub-samples (± in the
+table, *_err columns in CSV, "err" in JSON). A trace recorded sampled (mdk
+record --sample) is treated so without the flag. --sample 100% is the exact
+run. docs/bench.md ("Sampled curves") states each estimator and measures
+the error; max_pr from a sample is biased upward.`,
 		Example: `  mdk mpc trace.mdkt
   mdk mpc trace.mdkt -p age -p 'opp:r=0%..20%/1%' --csv > curves.csv
-  mdk mpc trace.mdkt -p 'age:A=1m..60m/1m' -p opp --plot curves.svg --target 1%,2%`,
+  mdk mpc trace.mdkt -p 'age:A=1m..60m/1m' -p opp --plot curves.svg --target 1%,2%
+  mdk mpc big.mdkt --sample 1% --csv > curves-1pct.csv`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMPC(e, o, args[0]) },
 	}
