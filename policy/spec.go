@@ -345,6 +345,9 @@ func parseElem(key *Key, elem string, window time.Duration, limit int) ([]Value,
 	}
 	switch {
 	case hasStep:
+		if strings.HasPrefix(strings.TrimSpace(step), "-") {
+			return nil, fmt.Errorf("bad range %q: step must be positive", elem)
+		}
 		if inc, err = parseRangeBound(key, strings.TrimSpace(step), window); err != nil {
 			return nil, fmt.Errorf("bad range %q: %w", elem, err)
 		}

@@ -155,6 +155,7 @@ func TestParseErrors(t *testing.T) {
 		{"age:A=1|", w30, `age:A=1|: empty element in list "1|"`},
 		{"age:A=10..5", w30, `age:A=10..5: bad range "10..5": end is less than start`},
 		{"age:A=1..5/0", w30, `age:A=1..5/0: bad range "1..5/0": step must be positive`},
+		{"age:A=1..5/-1", w30, `age:A=1..5/-1: bad range "1..5/-1": step must be positive`},
 		{"age:A=1..5/0s", w30, `age:A=1..5/0s: bad range "1..5/0s": step must be positive`},
 		{"age:A=1..inf", w30, `age:A=1..inf: bad range "1..inf": inf cannot be a range bound`},
 		{"age:A=..5", w30, `age:A=..5: bad range "..5": bad value "" for A: want a number of windows or a duration such as 90s or 10m, or inf`},

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +48,7 @@ func FormatForPath(path string) (*Format, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("%s: cannot tell the trace format from the extension %q (known: %s); use --format", path, ext, formatNames())
+	return nil, fmt.Errorf("%s: cannot tell the trace format from the extension %q (known: %s)", path, ext, formatNames())
 }
 
 func formatNames() string {
@@ -68,7 +69,13 @@ func NewReaderAuto(r io.Reader, name string) (Reader, error) {
 			return f.NewReader(br, name)
 		}
 	}
-	head, _ := br.Peek(16)
+	head, err := br.Peek(16)
+	if len(head) == 0 && err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(head) == 0 {
+		return nil, fmt.Errorf("%s: empty file, not an mdk trace", name)
+	}
 	return nil, fmt.Errorf("%s: not an mdk trace (starts with %q; known formats: %s)", name, head, formatNames())
 }
 
@@ -78,6 +85,10 @@ func Open(path string) (Reader, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is a directory, not a trace file", path)
 	}
 	r, err := NewReaderAuto(f, path)
 	if err != nil {

@@ -95,12 +95,14 @@ EXIT STATUS
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
+		Version:       Version,
 		Use:           "mdk",
 		Short:         "Memory Designer's Kit: design and compare memory-reclamation policies",
 		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("mdk {{.Version}}\n")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -125,14 +127,16 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "mdk: interrupted")
+		return ExitInterrupt
+	}
 	fmt.Fprintf(stderr, "mdk: %v\n", err)
 	var ue usageError
 	var ee exitError
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupt
 	case errors.As(err, &ue):
 		return ExitUsage
 	}

@@ -67,7 +67,7 @@ func outputFormat(format, path string) (*trace.Format, error) {
 	}
 	f, err := trace.FormatForPath(path)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usagef("%v; use --format", err)
 	}
 	return f, nil
 }

@@ -43,7 +43,7 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "mdk: trace: %s (%d windows of %s)\n", cfg.Header().Source, cfg.Windows, cfg.Window)
+			fmt.Fprintf(e.stderr, "demo trace: %s (%d windows of %s)\n", cfg.Header().Source, cfg.Windows, cfg.Window)
 			rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("demo")})
 			e.endProgress()
 			if err != nil {

@@ -118,7 +118,7 @@ func runRecord(e *env, o recordOptions, args []string) error {
 		return usagef("record needs -o FILE (a .mdkt or .txt file; standard output is not supported)")
 	}
 	if _, err := trace.FormatForPath(o.out); err != nil {
-		return usageError{err}
+		return usagef("-o: %v: name the file .mdkt (binary) or .txt (text)", err)
 	}
 	var sample trace.Sample
 	if o.sampleRate != "" {
@@ -163,6 +163,11 @@ func runRecord(e *env, o recordOptions, args []string) error {
 	}
 	if len(args) > 0 {
 		return usagef("unexpected arguments %q (to trace a program, use --exact -- CMD ARGS...)", args)
+	}
+	for _, pid := range o.pids {
+		if pid <= 0 {
+			return usagef("--pid %d: a process ID is a positive number", pid)
+		}
 	}
 	if (len(o.pids) == 0) == (o.cgroup == "") {
 		return usagef("give --pid PID (repeatable) or --cgroup PATH, or --exact -- CMD")
