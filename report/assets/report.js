@@ -45,18 +45,12 @@
   function axisName(name, gap) { return { name: name, nameLocation: 'middle', nameGap: gap || 30, nameTextStyle: { fontSize: 12 } }; }
   function merge(a, b) { for (var k in b) a[k] = b[k]; return a; }
 
-  // 1. Memory performance curves.
-  (function () {
-    var minPos = Infinity;
-    D.curves.forEach(function (c) { c.points.forEach(function (p) { if (p.x > 0) minPos = Math.min(minPos, p.x); }); });
-    D.targets.forEach(function (t) { if (t > 0) minPos = Math.min(minPos, t); });
-    if (!isFinite(minPos)) minPos = 1;
-    var floor = Math.pow(10, Math.floor(Math.log10(minPos)) - 1);
-    var fx = function (x) { return D.logX && x <= 0 ? floor : x; };
-    // Per policy: every setting as a point, and a line through the
-    // policy's Pareto frontier (Go marks those points with f).
+  // curveSeries draws curves: per policy every setting as a point, and a
+  // line through the policy's Pareto frontier (Go marks those points with
+  // f); fx places x on the axis.
+  function curveSeries(curves, fx) {
     var series = [];
-    D.curves.forEach(function (c, i) {
+    curves.forEach(function (c, i) {
       var col = palette[i % palette.length];
       series.push({
         name: c.policy, type: 'scatter', symbol: symbols[i % symbols.length], symbolSize: 7, color: col,
@@ -68,6 +62,18 @@
         data: c.points.filter(function (p) { return p.f; }).map(function (p) { return [fx(p.x), p.y]; })
       });
     });
+    return series;
+  }
+
+  // 1. Memory performance curves.
+  (function () {
+    var minPos = Infinity;
+    D.curves.forEach(function (c) { c.points.forEach(function (p) { if (p.x > 0) minPos = Math.min(minPos, p.x); }); });
+    D.targets.forEach(function (t) { if (t > 0) minPos = Math.min(minPos, t); });
+    if (!isFinite(minPos)) minPos = 1;
+    var floor = Math.pow(10, Math.floor(Math.log10(minPos)) - 1);
+    var fx = function (x) { return D.logX && x <= 0 ? floor : x; };
+    var series = curveSeries(D.curves, fx);
     if (series.length && D.targets.length) {
       series[0].markLine = {
         silent: true, symbol: 'none', lineStyle: { type: 'dashed', color: '#777' },
@@ -100,19 +106,7 @@
 
   // 1b. Net savings against slowdown on a tier, if the report has one.
   if (D.tierCurves) (function () {
-    var series = [];
-    D.tierCurves.forEach(function (c, i) {
-      var col = palette[i % palette.length];
-      series.push({
-        name: c.policy, type: 'scatter', symbol: symbols[i % symbols.length], symbolSize: 7, color: col,
-        emphasis: { focus: 'series' },
-        data: c.points.map(function (p) { return { value: [p.x, p.y], p: p }; })
-      });
-      series.push({
-        name: c.policy, type: 'line', showSymbol: false, color: col, lineStyle: { width: 1.5 }, silent: true,
-        data: c.points.filter(function (p) { return p.f; }).map(function (p) { return [p.x, p.y]; })
-      });
-    });
+    var series = curveSeries(D.tierCurves, function (x) { return x; });
     make('chart-tier', {
       grid: { left: 70, right: 150, top: 30, bottom: 76 },
       legend: { orient: 'vertical', right: 10, top: 'middle', textStyle: text },
