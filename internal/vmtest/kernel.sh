@@ -136,7 +136,7 @@ custom() {
   cp "$src/.config" "$out.tmp/config"
   echo "$ver" >"$out.tmp/version"
   rm -rf "$out"; mv "$out.tmp" "$out"
-  rm -rf "$work"
+  rm -rf "$work" "$deb"  # the bzImage is the cache; the source is 150 MB
   echo "$out/bzImage"
 }
 
