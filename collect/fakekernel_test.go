@@ -121,7 +121,8 @@ func (b *fakeBitmap) WriteAt(p []byte, off int64) (int, error) {
 		return 0, syscall.ENXIO
 	}
 	// The frames of a partial last word are marked, but only whole words
-	// count as written; os.File.WriteAt then reports io.ErrUnexpectedEOF.
+	// count as written; the kernel's write of that word returns 0, and
+	// os.File.WriteAt reports io.ErrUnexpectedEOF with a count of 0.
 	n := min(uint64(len(p)), (k.maxPFN+63)/64*8-uint64(off))
 	old := make([]byte, n)
 	if _, err := b.f.ReadAt(old, off); err != nil {
@@ -134,7 +135,7 @@ func (b *fakeBitmap) WriteAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	if whole := k.maxPFN/64*8 - uint64(off); whole < uint64(len(p)) {
-		return int(whole), io.ErrUnexpectedEOF
+		return 0, io.ErrUnexpectedEOF // what os.File.WriteAt returns then
 	}
 	return len(p), nil
 }

@@ -646,10 +646,12 @@ func (r *Recorder) run(lo, hi uint64, read bool) error {
 	for i := range hi - lo {
 		binary.NativeEndian.PutUint64(b[i*8:], r.want[lo+i])
 	}
-	if put, err := r.bitmap.WriteAt(b, off); err != nil {
+	if _, err := r.bitmap.WriteAt(b, off); err != nil {
 		// The kernel marks the frames of a partial last word but does not
-		// count the word as written (os.File reports io.ErrUnexpectedEOF).
-		if !(errors.Is(err, io.ErrUnexpectedEOF) && put == n-8 && r.partialLastWord(hi-1)) {
+		// count the word as written: the write of that word returns 0, which
+		// os.File.WriteAt reports as io.ErrUnexpectedEOF (and a count of 0
+		// for the whole call, however much was written before).
+		if !(errors.Is(err, io.ErrUnexpectedEOF) && r.partialLastWord(hi-1)) {
 			return fmt.Errorf("write %s at byte %d: %w", name, off, err)
 		}
 	}
