@@ -68,7 +68,7 @@ usage.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCalibrate(e, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.tier, "tier", "zram", "tier to measure: `zram`, swapfile or zswap (zswap: not on a host)")
+	fl.StringVar(&o.tier, "tier", "zram", "tier to measure: `zram`, swapfile or zswap (zswap: not on a host; swapfile: set up, but its swap-ins cannot be timed, docs/tiers.md)")
 	fl.StringVarP(&o.out, "output", "o", "", "write the tier file to `FILE` (default: standard output)")
 	fl.BoolVar(&o.setup, "setup", false, "create the device (zram device or swap file), swap on it, and remove it afterwards")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print what calibrate would do and change nothing")
