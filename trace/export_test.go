@@ -11,3 +11,12 @@ func SetPackLimit(hw *HistWalker, w int) {
 		hw.limit = w
 	}
 }
+
+// StateOnHeap reports whether a HistWalker's page state is on the Go heap
+// (rather than in its growing mapping).
+func StateOnHeap(hw *HistWalker) bool {
+	if hw.p32 != nil {
+		return hw.p32.heap
+	}
+	return hw.p64.heap
+}

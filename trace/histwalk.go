@@ -3,6 +3,7 @@ package trace
 import (
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 )
 
 // HistWalker counts every gap of a trace into GapHistograms, window by
@@ -95,6 +96,14 @@ func (hw *HistWalker) Close() {
 		hw.closed = true
 		for _, in := range hw.in {
 			close(in)
+		}
+		if hw.p32 != nil {
+			hw.p32.mem.release()
+			hw.p32.st = nil
+		}
+		if hw.p64 != nil {
+			hw.p64.mem.release()
+			hw.p64.st = nil
 		}
 	}
 }
@@ -213,7 +222,9 @@ func (hw *HistWalker) Finish() {
 
 // packed is a HistWalker's page state in words of type S.
 type packed[S uint32 | uint64] struct {
-	st    []S  // by dense ID
+	st    []S // by dense ID
+	mem   stateMem
+	heap  bool // st is on the heap (the mapping failed, or widened)
 	shift uint // the class bits start here
 	low   S    // mask of the last-touch bits
 	cls   []S  // cls[d]: class of prior reuse distance d, shifted
@@ -233,18 +244,32 @@ func (p *packed[S]) limit() int { return int(p.low) - 2 }
 // widen returns p as 8-byte words.
 func widen(p *packed[uint32], h *GapHistogram) *packed[uint64] {
 	q := newPacked[uint64](h, 32)
+	q.heap = true
 	q.st = make([]uint64, len(p.st), cap(p.st))
 	for x, s := range p.st {
 		if s != 0 {
 			q.st[x] = uint64(s&p.low) | uint64(s>>p.shift)<<32
 		}
 	}
+	p.mem.release()
 	return q
 }
 
 // grow makes room for pages pages and for the prior reuse distances h can
 // class.
 func (p *packed[S]) grow(pages int, h *GapHistogram) {
+	if len(p.st) < pages && !p.heap {
+		var w S
+		if b, ok := p.mem.grow(pages * int(unsafe.Sizeof(w))); ok {
+			p.st = words[S](b, pages) // the mapping's new pages are zero
+		} else {
+			p.heap = true
+			st := make([]S, len(p.st), pages+pages/4)
+			copy(st, p.st)
+			p.mem.release()
+			p.st = st
+		}
+	}
 	if len(p.st) < pages {
 		if cap(p.st) < pages {
 			// Grow by a quarter, not by doubling: the state is most of
