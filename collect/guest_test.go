@@ -36,11 +36,15 @@ func TestVM(t *testing.T) {
 		"/work/mdk-workload": vmtest.BuildGo(t, "mdk/internal/vmtest/workload/mdk-workload"),
 	}
 	bin := vmtest.BuildTest(t, "mdk/collect")
+	run := "^TestGuest"
+	if v := os.Getenv("MDK_VMTEST_RUN"); v != "" {
+		run = v // e.g. MDK_VMTEST_RUN=TestGuestRecorderCost
+	}
 	for kind, kernel := range kernels {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel() // each guest is one single-threaded QEMU
 			vmtest.RunTest(t, vmtest.GuestTest{
-				Kernel: kernel, Kind: kind, Binary: bin, Run: "^TestGuest", Files: files,
+				Kernel: kernel, Kind: kind, Binary: bin, Run: run, Files: files,
 				Timeout: 10 * time.Minute, Memory: 1536,
 			})
 		})

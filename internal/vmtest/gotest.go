@@ -123,7 +123,7 @@ func RunTest(t testing.TB, gt GuestTest) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("guest %s (%s) ran in %v", gt.Kind, res.KernelVersion(), res.Wall.Round(time.Millisecond))
+	t.Logf("guest %s (%s) ran in %v (%d boot(s))", gt.Kind, res.KernelVersion(), res.Wall.Round(time.Millisecond), res.Boots)
 	if res.Exit != 0 {
 		t.Fatalf("the test binary failed in the %s guest (exit status %d); console ends:\n%s", gt.Kind, res.Exit, tail(res.Console, 10))
 	}
