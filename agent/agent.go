@@ -518,20 +518,23 @@ func (a *agent) scan(row *Row) error {
 }
 
 // readRuns reads the entries of pages ids (in virtual page order) of target
-// t into dst[id].
+// t into dst[id]: one read per span of pages, a span bridging gaps of up to
+// spanGap pages (reading a few unneeded entries costs less than a system
+// call).
 func (a *agent) readRuns(t int, ids []uint32, dst []uint64, row *Row) error {
 	pm := a.acts[t].Pagemap()
 	for i := 0; i < len(ids); {
 		j := i + 1
-		for j < len(ids) && a.vpn[ids[j]] == a.vpn[ids[j-1]]+1 {
+		for j < len(ids) && a.vpn[ids[j]]-a.vpn[ids[j-1]] <= spanGap {
 			j++
 		}
-		n := j - i
+		first := a.vpn[ids[i]]
+		n := int(a.vpn[ids[j-1]]-first) + 1
 		if cap(a.buf) < n {
 			a.buf = make([]uint64, n)
 		}
 		b := a.buf[:n]
-		if err := pm.Read(a.vpn[ids[i]], b); err != nil {
+		if err := pm.Read(first, b); err != nil {
 			if isGone(err) {
 				return fmt.Errorf("%w: %v", collect.ErrNoProcess, err)
 			}
@@ -539,13 +542,17 @@ func (a *agent) readRuns(t int, ids []uint32, dst []uint64, row *Row) error {
 		}
 		row.Syscalls += int64((n + 8191) / 8192)
 		row.Scanned += int64(n)
-		for x, id := range ids[i:j] {
-			dst[id] = b[x]
+		for _, id := range ids[i:j] {
+			dst[id] = b[a.vpn[id]-first]
 		}
 		i = j
 	}
 	return nil
 }
+
+// spanGap is the widest gap of unneeded pages a pagemap read spans: 64
+// entries, 512 bytes.
+const spanGap = 64
 
 func isGone(err error) bool {
 	return errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no such process")
