@@ -14,7 +14,7 @@ import (
 func TestHelperMDK(t *testing.T) {
 	args := os.Getenv("MDK_HELPER_ARGS")
 	if args == "" {
-		t.Skip("helper process for the memory-limit tests")
+		return // not a helper process
 	}
 	os.Exit(Run(context.Background(), strings.Split(args, "\n"), os.Stdin, os.Stdout, os.Stderr))
 }
