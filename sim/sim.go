@@ -39,7 +39,7 @@ type page struct {
 
 // gap is one gap as the oracle pre-pass saw it.
 type gap struct {
-	start, idle int
+	start, idle int32 // windows: a trace has fewer than 2^31
 	closed      bool
 }
 
@@ -230,12 +230,12 @@ func endWindow(k int, pages []page, resident []bool, res *result.Result, dec pol
 			continue
 		}
 		g := p.gaps[p.next]
-		if g.start != p.last {
+		if int(g.start) != p.last {
 			panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.last, g.start))
 		}
 		st = policy.PageState{
 			Page: uint32(id), Now: k, LastTouch: p.last, Prior: p.prior,
-			Idle: g.idle, Closed: g.closed, Features: p.features,
+			Idle: int(g.idle), Closed: g.closed, Features: p.features,
 		}
 		if dec.Reclaim(&st) {
 			resident[id] = false
@@ -295,7 +295,7 @@ func oracle(pages []page, evs []events) {
 		for _, id := range ev.accessed {
 			l := &ls[id]
 			if l.alive {
-				pages[id].gaps = append(pages[id].gaps, gap{start: l.last, idle: k - l.last - 1, closed: true})
+				pages[id].gaps = append(pages[id].gaps, gap{start: int32(l.last), idle: int32(k - l.last - 1), closed: true})
 			}
 			*l = life{alive: true, last: k}
 		}
@@ -306,7 +306,7 @@ func oracle(pages []page, evs []events) {
 		}
 		for _, id := range ev.freed {
 			if l := &ls[id]; l.alive {
-				pages[id].gaps = append(pages[id].gaps, gap{start: l.last, idle: k - l.last, closed: false})
+				pages[id].gaps = append(pages[id].gaps, gap{start: int32(l.last), idle: int32(k - l.last), closed: false})
 				l.alive = false
 			}
 		}
@@ -314,7 +314,7 @@ func oracle(pages []page, evs []events) {
 	W := len(evs)
 	for id, l := range ls {
 		if l.alive {
-			pages[id].gaps = append(pages[id].gaps, gap{start: l.last, idle: W - l.last - 1, closed: false})
+			pages[id].gaps = append(pages[id].gaps, gap{start: int32(l.last), idle: int32(W - l.last - 1), closed: false})
 		}
 	}
 }

@@ -122,8 +122,8 @@ type group struct {
 
 // reclaim is one setting's reclaim of a page's current gap.
 type reclaim struct {
-	setting int // index into Run's settings
-	at      int
+	setting int32 // index into Run's settings
+	at      int32
 }
 
 // nesting is a sim.Observer: it keeps each page's reclaims of its current
@@ -157,7 +157,7 @@ func newNesting(ss []policy.Setting, pages int) *nesting {
 }
 
 func (n *nesting) Reclaimed(i int, page uint32, start, at int) {
-	n.current[page] = append(n.current[page], reclaim{i, at})
+	n.current[page] = append(n.current[page], reclaim{int32(i), int32(at)})
 }
 
 // GapEnded folds the gap's reclaims into the groups. The reclaims arrive
