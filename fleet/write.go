@@ -230,10 +230,16 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 	fmt.Fprintf(&b, "at %s, on each job's evaluation windows (fleet savings = avg saved bytes / footprint):\n", f.SLO)
 	fmt.Fprintf(&b, "  %-6s %-26s %-36s %s\n", "policy", "tuned per job", "one setting for all", "OPP per job")
 	for _, p := range f.Policies {
-		tuned := fmt.Sprintf("%6.2f%%, %d breaking", 100*p.Tuned.Savings, p.Tuned.BreakingJobs)
+		tuned := fmt.Sprintf("%6.2f%%, %s", 100*p.Tuned.Savings, breaking(p.Tuned))
+		switch {
+		case p.Tuned.Jobs > 0 && p.TunedFound == 0:
+			tuned = "none meets the SLO"
+		case p.TunedFound < p.Tuned.Jobs:
+			tuned += fmt.Sprintf(", %d none", p.Tuned.Jobs-p.TunedFound)
+		}
 		single := "no jobs"
 		if p.SingleParams != "" {
-			single = fmt.Sprintf("%6.2f%%, %d breaking (%s)", 100*p.Single.Savings, p.Single.BreakingJobs, p.SingleParams)
+			single = fmt.Sprintf("%6.2f%%, %s (%s)", 100*p.Single.Savings, breaking(p.Single), p.SingleParams)
 		}
 		fmt.Fprintf(&b, "  %-6s %-26s %-36s %6.2f%%\n", p.Policy, tuned, single, 100*p.OPP.Savings)
 	}
@@ -245,6 +251,19 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// breaking says how many jobs break the SLO: "0 breaking", "BREAKS 3 of 5
+// jobs", "BREAKS ALL 5 jobs", so a row that breaks it does not read as a
+// result to compare.
+func breaking(n Numbers) string {
+	switch {
+	case n.BreakingJobs == 0:
+		return "0 breaking"
+	case n.BreakingJobs == n.Jobs:
+		return fmt.Sprintf("BREAKS ALL %d jobs", n.Jobs)
+	}
+	return fmt.Sprintf("BREAKS %d of %d jobs", n.BreakingJobs, n.Jobs)
 }
 
 // writeTierLine prints setting s's net GiB freed and slowdown on the tier.

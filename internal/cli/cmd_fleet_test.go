@@ -54,3 +54,25 @@ func TestNoBeamInMDK(t *testing.T) {
 		t.Errorf("mdk/cmd/mdk depends on Apache Beam")
 	}
 }
+
+// TestFleetSummaryWhenNoneMeets checks the summary's words when no setting
+// meets the SLO on any job (vmin:T=0's max_pr on SPEC section 4's trace is
+// 0.5): tuned per job says "none meets the SLO" rather than 0.00% with 0
+// breaking, and the one setting for all says plainly that it breaks every
+// job rather than reading as a result next to OPP.
+func TestFleetSummaryWhenNoneMeets(t *testing.T) {
+	dir := t.TempDir()
+	ex, _ := os.ReadFile("../../testdata/example.txt")
+	var jobs []string
+	for _, n := range []string{"a.txt", "b.txt"} {
+		os.WriteFile(filepath.Join(dir, n), ex, 0o666)
+		jobs = append(jobs, filepath.Join(dir, n))
+	}
+	code, out, errs := run(t, "", append([]string{"fleet"}, append(jobs, "-p", "vmin:T=0", "--slo", "max_pr<=40%", "-o", filepath.Join(dir, "out"))...)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "none meets the SLO") || !strings.Contains(out, "BREAKS ALL 2 jobs") || strings.Contains(out, "0 breaking") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
