@@ -209,7 +209,7 @@ func Dataset(r trace.Reader, ppm int64, span Span) (*Data, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lopp: %w", err)
 		}
-		for range w.New {
+		for range w.NumNew() {
 			feat = append(feat, policy.Features{})
 			row = append(row, -1)
 		}

@@ -90,6 +90,9 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 	if d, ok := r.(trace.PageDiscarder); ok {
 		d.DiscardPages() // the engines need dense IDs only
 	}
+	if c, ok := r.(trace.NewCounter); ok {
+		c.CountNew() // and the number of new pages, not the pages
+	}
 	room := newRoom(len(settings))
 	if err := room.check(h.Windows); err != nil {
 		return nil, err

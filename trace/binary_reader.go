@@ -26,6 +26,7 @@ type binaryReader struct {
 	// consumer said it does not need them (DiscardPages).
 	npages  uint64
 	discard bool
+	count   bool      // CountNew: new pages are checked and counted, not listed
 	wins    [2]Window // the window decodes into wins[cur]
 	cur     int
 	double  bool  // DoubleBuffer: alternate between wins
@@ -173,6 +174,11 @@ func (br *binaryReader) Pages() []Page  { return br.pages }
 // pages announced before the call.
 func (br *binaryReader) DiscardPages() { br.discard = true }
 
+// CountNew makes the reader count each window's new pages in
+// Window.Unlisted instead of listing them in Window.New; it discards the
+// page table too. The pages are checked as before.
+func (br *binaryReader) CountNew() { br.count, br.discard = true, true }
+
 // DoubleBuffer makes the reader decode into two windows in turn.
 func (br *binaryReader) DoubleBuffer() { br.double = true }
 
@@ -293,7 +299,9 @@ func (br *binaryReader) decode() string {
 	if base+n > maxPages {
 		return fmt.Sprintf("too many pages (max %d)", uint64(maxPages))
 	}
-	win.New = slices.Grow(win.New, int(n))
+	if !br.count {
+		win.New = slices.Grow(win.New, int(n))
+	}
 	var prev Page
 	for k := range int(n) {
 		ds := d.uvarint()
@@ -311,8 +319,13 @@ func (br *binaryReader) decode() string {
 		} else if x == 0 && k > 0 || p.Page < prev.Page {
 			return fmt.Sprintf("new page %d: %v is not above the previous new page %v", k, p, prev)
 		}
-		win.New = append(win.New, p)
+		if !br.count {
+			win.New = append(win.New, p)
+		}
 		prev = p
+	}
+	if br.count {
+		win.Unlisted = int(n)
 	}
 	if !br.discard {
 		br.pages = append(br.pages, win.New...)

@@ -515,3 +515,51 @@ func TestBinaryDiscardPages(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryCountNew checks that a reader told to count new pages yields the
+// same windows with the new pages counted in Unlisted instead of listed, and
+// keeps no page table. FuzzBinaryReader checks that it finds the same damage.
+func TestBinaryCountNew(t *testing.T) {
+	b, err := os.ReadFile("testdata/spaces.mdkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := trace.NewBinaryReader(bytes.NewReader(b), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := trace.ReadAll(r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := trace.NewBinaryReader(bytes.NewReader(b), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.(trace.NewCounter).CountNew()
+	news := 0
+	for w := 0; ; w++ {
+		got, err := r2.Read()
+		if errors.Is(err, io.EOF) {
+			if w != len(want.Windows) {
+				t.Fatalf("counting reader: %d windows, want %d", w, len(want.Windows))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ww := &want.Windows[w]
+		if len(got.New) != 0 || got.Unlisted != len(ww.New) || got.NumNew() != ww.NumNew() {
+			t.Fatalf("window %d: %d listed, %d unlisted new pages; want 0 and %d", w, len(got.New), got.Unlisted, len(ww.New))
+		}
+		if !slices.Equal(got.Accessed, ww.Accessed) || !slices.Equal(got.Born, ww.Born) || !slices.Equal(got.Freed, ww.Freed) {
+			t.Fatalf("window %d differs", w)
+		}
+		news += got.Unlisted
+	}
+	if news == 0 || len(r2.Pages()) != 0 {
+		t.Fatalf("counted %d new pages and kept %d; want some and none", news, len(r2.Pages()))
+	}
+
+}

@@ -118,7 +118,7 @@ func (hw *HistWalker) Start(w *Window) {
 	}
 	hw.windows++
 	hw.cur = w
-	hw.pages += len(w.New)
+	hw.pages += w.NumNew()
 	for _, h := range hw.hists {
 		h.Grow(w.Index)
 	}

@@ -96,16 +96,25 @@ type Window struct {
 	Index int
 	// New lists the pages that appear for the first time in this window.
 	// Their dense IDs are consecutive, continuing from the pages seen before.
-	New      []Page
+	New []Page
+	// Unlisted counts the new pages not in New: a reader told to count new
+	// pages only ([NewCounter]) leaves New empty and counts them here.
+	// [Window.NumNew] is the window's number of new pages either way.
+	Unlisted int
 	Accessed []uint32
 	Born     []uint32
 	Freed    []uint32
 }
 
+// NumNew returns the number of pages that appear for the first time in w,
+// listed in New or not.
+func (w *Window) NumNew() int { return len(w.New) + w.Unlisted }
+
 // Reset empties w for reuse, keeping its storage.
 func (w *Window) Reset(index int) {
 	w.Index = index
 	w.New = w.New[:0]
+	w.Unlisted = 0
 	w.Accessed = w.Accessed[:0]
 	w.Born = w.Born[:0]
 	w.Freed = w.Freed[:0]
@@ -120,6 +129,7 @@ func (w *Window) Clone() Window {
 	return Window{
 		Index:    w.Index,
 		New:      append([]Page(nil), w.New...),
+		Unlisted: w.Unlisted,
 		Accessed: append([]uint32(nil), w.Accessed...),
 		Born:     append([]uint32(nil), w.Born...),
 		Freed:    append([]uint32(nil), w.Freed...),
@@ -146,6 +156,15 @@ type Reader interface {
 // DiscardPages, Pages no longer grows.
 type PageDiscarder interface {
 	DiscardPages()
+}
+
+// NewCounter is implemented by readers that can count each window's new
+// pages instead of listing them, when the consumer needs their number only
+// (the curve generator): after CountNew, every window has an empty New and
+// its new pages in Unlisted, and the reader keeps no page table (as after
+// DiscardPages). It saves 16 bytes a new page of the largest windows.
+type NewCounter interface {
+	CountNew()
 }
 
 // DoubleBufferer is implemented by readers that can keep two windows: after
@@ -183,6 +202,7 @@ func (la *lookahead) Read() (*Window, error) {
 	la.cur ^= 1
 	c.Index = w.Index
 	c.New = append(c.New[:0], w.New...)
+	c.Unlisted = w.Unlisted
 	c.Accessed = append(c.Accessed[:0], w.Accessed...)
 	c.Born = append(c.Born[:0], w.Born...)
 	c.Freed = append(c.Freed[:0], w.Freed...)

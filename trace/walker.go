@@ -98,7 +98,7 @@ func (wk *Walker) Window(w *Window) {
 		panic("trace: Walker fed windows out of order")
 	}
 	wk.windows++
-	wk.grow(len(wk.st) + len(w.New))
+	wk.grow(len(wk.st) + w.NumNew())
 	k := int32(w.Index)
 	st := wk.st
 	for _, id := range w.Accessed {
