@@ -89,6 +89,10 @@ func ChooseKdamond(fsys FS) (index int, create bool, err error) {
 	return 0, false, fmt.Errorf("%w: every kdamond is busy (%s); mdk never takes over a kdamond it did not start, and the kernel cannot add one while another runs: record with --tracker idle, or stop the other DAMON user first", ErrNoDamon, strings.Join(busy, "; "))
 }
 
+// errKdamondStopped: the kdamond is off; it stops by itself when its
+// target process exits.
+var errKdamondStopped = errors.New("DAMON's kdamond stopped")
+
 // damonTracker is one kdamond set up by the recorder: vaddr operations on
 // one process, one "stat" scheme matching every region, aggregation
 // interval = the window. Each capture asks the kernel to snapshot the
@@ -236,6 +240,10 @@ func (t *damonTracker) capture(ctx context.Context) error {
 		return err
 	}
 	if err := writeFile(filepath.Join(t.kd, "state"), "update_schemes_tried_regions"); err != nil {
+		if st, serr := readString(filepath.Join(t.kd, "state")); serr == nil && st == "off" {
+			t.regions = t.regions[:0]
+			return errKdamondStopped
+		}
 		return fmt.Errorf("DAMON capture: %w", err)
 	}
 	dir := filepath.Join(t.kd, "contexts/0/schemes/0/tried_regions")
@@ -280,8 +288,11 @@ func (t *damonTracker) accessed(vpn uint64) bool {
 func (t *damonTracker) close() error {
 	var errs []error
 	if t.started {
-		if err := writeFile(filepath.Join(t.kd, "state"), "off"); err != nil {
-			errs = append(errs, err)
+		// A kdamond whose target exited has stopped by itself.
+		if st, _ := readString(filepath.Join(t.kd, "state")); st != "off" {
+			if err := writeFile(filepath.Join(t.kd, "state"), "off"); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		t.started = false
 	}

@@ -297,3 +297,47 @@ func TestGuestDamonRefusesBusy(t *testing.T) {
 		t.Errorf("the busy kdamond's operations changed to %q", ops)
 	}
 }
+
+// TestGuestDamonTargetExits: when the recorded process exits, its kdamond
+// stops by itself; mdk record ends cleanly (exit status 0, "the targets
+// exited"), the process's pages freed in the last window, and DAMON's sysfs
+// left as found.
+func TestGuestDamonTargetExits(t *testing.T) {
+	guestKind(t)
+	w := startWorkload(t, "schedule", "3", "256", "2")
+	out := filepath.Join(t.TempDir(), "exit.mdkt")
+	r := startRecord(t, "--pid", strconv.Itoa(w.cmd.Process.Pid), "--tracker", "damon", "--window", "1s", "--duration", "60s", "-o", out)
+	for l := range r.lines {
+		if strings.HasPrefix(l.text, "mdk record: window 1:") {
+			fmt.Fprintln(w.in, "exit")
+			break
+		}
+	}
+	log := r.wait(t)
+	if !strings.Contains(log, "stopped: the targets exited") {
+		t.Errorf("log:\n%s", log)
+	}
+	damonSysfsClean(t)
+	rd, c, err := trace.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tr, err := trace.ReadAll(rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alive := map[uint32]bool{}
+	for _, w := range tr.Windows {
+		for _, id := range w.Born {
+			alive[id] = true
+		}
+		for _, id := range w.Freed {
+			delete(alive, id)
+		}
+	}
+	last := tr.Windows[len(tr.Windows)-1]
+	if len(tr.Windows) < 3 || len(alive) != 0 || len(last.Freed) == 0 {
+		t.Errorf("%d windows; %d pages still alive at the end, %d freed in the last window; want all freed", len(tr.Windows), len(alive), len(last.Freed))
+	}
+}

@@ -280,7 +280,27 @@ func (r *Recorder) Run(ctx context.Context, newWriter func(trace.Header) (trace.
 	}
 	for k := 0; ; k++ {
 		if k > 0 && r.damon != nil {
-			if err := r.damon.capture(ctx); err != nil {
+			if err := r.damon.capture(ctx); errors.Is(err, errKdamondStopped) {
+				// The kdamond ends by itself when its target exits: the
+				// scan below finds the process gone and ends the
+				// recording; if the process still runs, someone else
+				// stopped the kdamond.
+				if alive, serr := r.scan(k); serr != nil || alive {
+					if w != nil {
+						w.Close()
+					}
+					if serr == nil {
+						serr = fmt.Errorf("%w while pid %d still runs (turned off by someone else?)", err, r.opt.PIDs[0])
+					}
+					return r.sum, serr
+				}
+				if err := w.WriteWindow(&r.win); err != nil {
+					return r.sum, fmt.Errorf("write window %d: %w", r.win.Index, err)
+				}
+				r.sum.Windows = k
+				r.sum.Reason = "the targets exited"
+				return r.sum, r.closeWriter(w)
+			} else if err != nil {
 				if ctx.Err() != nil {
 					r.sum.Reason = "interrupted"
 					return r.sum, r.closeWriter(w)
