@@ -301,10 +301,14 @@ func chooseTimelines(rs []*result.Result, o Options) ([]timeline, []string, erro
 // payload is the JSON the page's script draws from. Percentages are
 // rounded for display only.
 type payload struct {
-	X             string    `json:"x"`
-	XLabel        string    `json:"xLabel"`
-	LogX          bool      `json:"logX"`
-	Targets       []float64 `json:"targets"` // percent
+	X       string    `json:"x"`
+	XLabel  string    `json:"xLabel"`
+	LogX    bool      `json:"logX"`
+	Targets []float64 `json:"targets"` // percent
+	// XView is the curves chart's initial visible end of the x axis
+	// (percent): twice the largest target, so that the targets are not
+	// squeezed into the left edge; zooming out shows everything. 0: all.
+	XView         float64   `json:"xView"`
 	Window        string    `json:"window"`
 	Windows       int       `json:"windows"`
 	Downsampled   bool      `json:"downsampled"`
@@ -398,6 +402,7 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 	}
 	for _, t := range o.Targets {
 		p.Targets = append(p.Targets, round(100*t))
+		p.XView = max(p.XView, round(200*t))
 	}
 	names, groups := result.Group(d.Results)
 	for _, name := range names {

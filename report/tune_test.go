@@ -224,3 +224,29 @@ func TestGenerateTuneNoYardstick(t *testing.T) {
 		}
 	}
 }
+
+// TestCurvesViewAtTargets checks that the curves chart opens on the
+// targets (twice the largest one), not on the whole 0-100% range.
+func TestCurvesViewAtTargets(t *testing.T) {
+	d := testReport(t)
+	var buf bytes.Buffer
+	if err := Generate(&buf, d, Options{Targets: []float64{0.005, 0.02, 0.05}}); err != nil {
+		t.Fatal(err)
+	}
+	m := payloadRe.FindStringSubmatch(buf.String())
+	if m == nil {
+		t.Fatal("no embedded data")
+	}
+	var p struct {
+		XView float64 `json:"xView"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.XView != 10 {
+		t.Errorf("xView = %v, want 10 (percent: twice the 5%% target)", p.XView)
+	}
+	if !strings.Contains(buf.String(), "endValue: D.xView") {
+		t.Error("the curves chart does not open on D.xView")
+	}
+}

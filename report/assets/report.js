@@ -99,7 +99,10 @@
         axisLabel: { formatter: function (v) { return D.logX && v <= floor * 1.000001 ? '0' : fmt(v, 4); } } },
         axisName(D.xLabel + ' (%)')), {}),
       yAxis: merge({ type: 'value', min: 0 }, axisName('savings (% of alive page-windows)', 45)),
-      dataZoom: [{ type: 'inside', filterMode: 'none' }, { type: 'slider', height: 18, bottom: 6, filterMode: 'none' }],
+      // The initial view ends at twice the largest target (D.xView), where
+      // the choices are made; zooming out (or the slider) shows every point.
+      dataZoom: [{ type: 'inside', filterMode: 'none', startValue: D.logX ? floor : 0, endValue: D.xView || undefined },
+        { type: 'slider', height: 18, bottom: 6, filterMode: 'none', startValue: D.logX ? floor : 0, endValue: D.xView || undefined }],
       series: series
     });
   })();
