@@ -78,7 +78,11 @@ type engine interface {
 // On a sample of the pages (opts.Sample, or a trace whose header says it is
 // sampled) the results are estimates with error bounds: see
 // [generateSampled].
+//
+// While it runs, the garbage collector's target is GOGC=25 unless GOGC is
+// set (passGCPercent): the heap is small and reused, and RSS counts.
 func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, opts Options) ([]*result.Result, error) {
+	defer lowGC()()
 	h := r.Header()
 	s, err := h.Sample.Within(opts.Sample)
 	if err != nil {
