@@ -252,3 +252,60 @@ func checkExact(t *testing.T, c *Comparison, run string) {
 	}
 	t.Logf("%d of %d windows untouched by refusals; %d pages refused in all", clean, len(c.Windows), tot.Refused)
 }
+
+// TestReplayCgroupRefaults runs the replay workload in a memory cgroup of
+// its own (cgroup v1 on the development machines, v2 where mounted so) and
+// checks the cross-check the agent reads from it: the cgroup's
+// workingset_refault_anon counts the swap-ins of the pages the agent put
+// out, as do the workload's major faults.
+func TestReplayCgroupRefaults(t *testing.T) {
+	testutil.SetupZram(t, 128<<20)
+	cg := "/sys/fs/cgroup/memory"
+	if _, err := os.Stat(filepath.Join(cg, "memory.stat")); err != nil {
+		cg = "/sys/fs/cgroup" // cgroup v2
+	}
+	dir := filepath.Join(cg, fmt.Sprintf("mdk-agent-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot create a memory cgroup: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("remove cgroup %s: %v", dir, err)
+		}
+	})
+	const window = time.Second
+	tdir := t.TempDir()
+	tr, path := genTrace(t, tdir, window)
+	ss, _ := policy.Parse("age:A=1", window)
+	cmd := []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec env MDK_TEST_WORKLOAD="$1" "$2"`, dir, path, os.Args[0]}
+	rep, err := StartReplay(tr, cmd, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := DefaultOptions
+	opt.Setting, opt.Window, opt.Dir, opt.PSIThreshold, opt.Cgroup = ss[0], window, filepath.Join(tdir, "run"), 0, dir
+	if _, err := Run(context.Background(), rep, opt); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(opt.Dir, ss[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExact(t, c, opt.Dir)
+	if c.RefaultAnon < 0 {
+		t.Skipf("%s/memory.stat has no workingset_refault_anon", dir)
+	}
+	prom := c.Total.Promotions
+	if c.RefaultAnon == 0 || c.RefaultAnon > prom+c.Total.SwapInOther+c.Total.KernelIn {
+		t.Errorf("cgroup workingset_refault_anon %d, promotions %d: the refaults should be the agent's swap-ins", c.RefaultAnon, prom)
+	}
+	t.Logf("promotions %d, workingset_refault_anon %d, major faults %d", prom, c.RefaultAnon, c.MajFlt)
+	// The workload exited with the run; the cgroup is empty and removable.
+	for i := 0; i < 50; i++ {
+		b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if len(strings.TrimSpace(string(b))) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
