@@ -5,16 +5,41 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"mdk/gen"
 	"mdk/mpc"
+	"mdk/policy"
 	"mdk/report"
 	"mdk/result"
 	"mdk/stats"
 )
+
+// demoParams make the demo's workload (mdk gen --model zipf --param ...):
+// hot pages touched nearly every window, a warm middle whose gaps grow with
+// rank, and a cold tail touched about once in the trace, so that every
+// policy shows its character (TestDemoShowsEveryPolicy).
+var demoParams = []string{"zipf.HotFraction=0.2", "zipf.HotProb=0.99", "zipf.Exponent=3", "zipf.ColdProb=0.001"}
+
+// demoPAW is paw beyond its default grid's wait of 2 windows: with longer
+// waits its prior-distance test keeps the warm pages and still takes the
+// cold ones.
+const demoPAW = "paw:P=1|2|4|8|16|32|64|inf,wait=5|10|20|40"
+
+func demoConfig(seed uint64) (gen.Config, error) {
+	cfg := gen.DefaultConfig
+	cfg.Model, cfg.Seed = "zipf", seed
+	for _, p := range demoParams {
+		k, v, _ := strings.Cut(p, "=")
+		if err := cfg.Set(k, v); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
 
 func newDemoCmd(e *env) *cobra.Command {
 	var dir string
@@ -23,18 +48,21 @@ func newDemoCmd(e *env) *cobra.Command {
 		Use:   "demo",
 		Short: "Compute the curves of every policy on a generated default trace",
 		Long: `Demo shows mdk's main job in a few seconds, without any input: it
-generates the default synthetic trace (mdk gen's mix model: hot/warm/cold
-pages, periodic scans, phase shifts and page churn; 2 hours of 30 s windows),
-computes the memory performance curves of every policy's default grid in one
-pass, writes them as CSV, SVG and an HTML report (open it in a browser) into
+generates a synthetic trace (mdk gen's zipf model with a hot fifth of the
+pages touched nearly every window, a warm middle and truly cold pages touched
+once or twice in 2 hours of 30 s windows; the command is printed), computes
+the memory performance curves of every policy in one pass (the default grids,
+and paw also with longer waits, where its prior-distance test shows), writes them as CSV, SVG and an HTML report (open it in a browser) into
 DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 1%, 2% and 5% of max_pr.`,
 		Example: `  mdk demo
   mdk demo --dir /tmp/mdk-demo --seed 7`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := gen.DefaultConfig
-			cfg.Seed = seed
+			cfg, err := demoConfig(seed)
+			if err != nil {
+				return err
+			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
@@ -43,7 +71,12 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "demo trace: %s (%d windows of %s)\n", cfg.Header().Source, cfg.Windows, cfg.Window)
+			paw, err := policy.Parse(demoPAW, cfg.Window)
+			if err != nil {
+				return err
+			}
+			ss = append(ss, paw...)
+			fmt.Fprintf(e.stderr, "demo trace: %s --param %s (%d windows of %s)\n", cfg.Header().Source, strings.Join(demoParams, " --param "), cfg.Windows, cfg.Window)
 			rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("demo")})
 			e.endProgress()
 			if err != nil {
