@@ -23,8 +23,14 @@ aggressive setting reclaims every gap a less aggressive one does) and
 eviction times (and at the same time). Expect vmin and opp to have both and
 age only the first.
 
-The simulator holds the trace in memory and is slow: use traces of up to a
-few million records. Exits 3 when the engines differ.`,
+The simulator holds the trace and its gaps in memory and runs every setting
+side by side in one pass, with a few bytes per page and setting: memory does
+not grow with the number of settings times the trace's length. It is slow on
+purpose (it visits every alive page of every window for every setting): about
+12 million alive page-windows x settings per CPU-second, so the README's trace
+(mdk gen --model mix --seed 7: 4.45 million records, 21.2 million alive
+page-windows) with every default grid (297 settings) takes about 9 CPU-minutes,
+on two cores about 5 minutes, in 622 MB (docs/bench.md). Exits 3 when the engines differ.`,
 		Example: `  mdk verify testdata/example.txt
   mdk verify trace.mdkt -p 'age:A=0..30' -p opp`,
 		Args: exactArgs(1),
