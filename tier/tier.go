@@ -8,9 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"mdk/internal/outfile"
 )
 
 // Tier is the cost model of one far tier.
@@ -202,24 +203,11 @@ func (t *Tier) WriteFile(path string) error {
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("tier: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	var b bytes.Buffer
+	if err := t.Write(&b); err != nil {
 		return err
 	}
-	if err := t.Write(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return outfile.WriteFile(path, b.Bytes())
 }
 
 // BuiltinNames lists the built-in tiers.
