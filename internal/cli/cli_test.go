@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"mdk/internal/testutil"
+	"mdk/policy"
+	"mdk/trace"
 )
 
 // run runs mdk in-process.
@@ -149,8 +151,14 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows := strings.Count(string(b), "\n"); rows != 298 {
-		t.Errorf("curves.csv has %d lines, want 297 settings + header", rows)
+	// Every default grid (297 settings), and paw with the demo's longer
+	// waits.
+	paw, err := policy.Parse(demoPAW, trace.DefaultWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(string(b), "\n"); rows != 297+len(paw)+1 {
+		t.Errorf("curves.csv has %d lines, want 297 + %d settings + header", rows, len(paw))
 	}
 }
 
