@@ -228,6 +228,9 @@ func Run(ctx context.Context, tr Tracker, opt Options) (sum Summary, err error) 
 	if fut != nil {
 		tracker = "replay"
 	}
+	if n, ok := tr.(interface{ TrackerName() string }); ok {
+		tracker = n.TrackerName()
+	}
 	out, err := newRunFiles(opt, tracker, tr.Header(), tr.Targets())
 	if err != nil {
 		return sum, err

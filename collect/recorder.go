@@ -527,6 +527,24 @@ func (r *Recorder) Scan(k int) (win *trace.Window, alive bool, err error) {
 	return &r.win, alive, nil
 }
 
+// Capture, with --tracker damon, waits for the end of DAMON's current
+// aggregation interval (the window) and takes the regions DAMON saw in it,
+// for the next Scan; a caller that keeps the window clock itself (mdk
+// agent) calls it before each Scan, as [Recorder.Run] does. stopped reports
+// that the kdamond is off: it stops by itself when its target exits, and
+// the next Scan then finds the process gone. With idle page tracking it
+// does nothing.
+func (r *Recorder) Capture(ctx context.Context) (stopped bool, err error) {
+	if r.damon == nil {
+		return false, nil
+	}
+	err = r.damon.capture(ctx)
+	if errors.Is(err, errKdamondStopped) {
+		return true, nil
+	}
+	return false, err
+}
+
 // skipMapping reports whether a mapping holds no pages idle tracking can
 // follow: the kernel's own pages, which are never on an LRU list.
 func skipMapping(m Mapping) bool {

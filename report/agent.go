@@ -6,7 +6,7 @@ package report
 type AgentRun struct {
 	Dir     string // the run directory as given
 	Setting string // "age:A=2"
-	Tracker string // "replay", "live"
+	Tracker string // "replay", "live" (idle page tracking), "damon"
 	Kernel  string // the kernel release the run was on
 
 	PredPromotions, Promotions []int64 // per window

@@ -69,7 +69,12 @@ of mdk record; needs CONFIG_IDLE_PAGE_TRACKING) and run age, paw, pace and
 lopp. --replay TRACE starts mdk workload replay TRACE, which touches the
 trace's pages on the agent's window clock, and takes the trace as the access
 signal: every policy, vmin and opp included, runs for real. A cgroup's
-processes are read once, at the start.
+processes are read once, at the start. --tracker damon follows one --pid
+with DAMON (region-level: a region accessed in a window makes all its pages
+accessed; its aggregation interval is the window and keeps the agent's
+clock); it starts a kdamond only when one is free and never takes over a
+kdamond it did not start: when every kdamond is busy it refuses, having
+written nothing.
 
 RUN is a directory: trace.mdkt (the observed trace), measured.csv (one row
 per window; the same rows as JSON lines to --log), skipped.csv (pages
@@ -93,7 +98,7 @@ tracking and /proc/kpageflags) and Linux 5.10.
 EXIT STATUS
   0    the run ended (duration, targets exited, trace replayed, Ctrl-C)
   1    the run failed: no swap, no such process, no permission, no idle page
-       tracking, not Linux, I/O error
+       tracking, no free DAMON kdamond, not Linux, I/O error
   2    bad command line`,
 		Example: `  sudo mdk agent --replay app.mdkt --policy age:A=2 --window 2s -o run-age
   sudo mdk agent --pid 1234 --policy 'paw:P=4,wait=2' --window 30s --duration 2h -o run-paw --metrics-addr :9110
@@ -106,7 +111,7 @@ EXIT STATUS
 	f.IntSliceVar(&o.pids, "pid", nil, "apply the policy to process `PID` (repeatable)")
 	f.StringVar(&o.cgroup, "cgroup", "", "apply the policy to the processes of the cgroup directory `PATH`")
 	f.StringVar(&o.replay, "replay", "", "replay `TRACE` in a workload process (the replay tracker)")
-	f.StringVar(&o.tracker, "tracker", "idle", "tracker of live processes: `idle`")
+	f.StringVar(&o.tracker, "tracker", "idle", "tracker of live processes: `idle` (idle page tracking) or damon (DAMON, one --pid)")
 	f.StringVar(&o.spec, "policy", "", "the policy setting `SPEC` (one setting, e.g. age:A=2)")
 	f.StringVar(&o.model, "model", "", "L-OPP model `FILE` for a lopp setting")
 	f.DurationVar(&o.window, "window", trace.DefaultWindow, "window `length`: the agent wakes once per window")
@@ -141,6 +146,12 @@ func runAgent(e *env, o agentOptions) error {
 	}
 	if targets != 1 {
 		return usagef("give one of --pid PID (repeatable), --cgroup PATH or --replay TRACE")
+	}
+	if o.tracker != "idle" && o.tracker != "damon" {
+		return usagef("--tracker %q: want idle or damon", o.tracker)
+	}
+	if o.tracker == "damon" && (o.replay != "" || o.cgroup != "" || len(o.pids) != 1) {
+		return usagef("--tracker damon follows one process: give one --pid (not several, not --cgroup or --replay)")
 	}
 	if o.out == "" {
 		return usagef("agent needs -o RUN (a directory)")
@@ -233,8 +244,19 @@ func runAgent(e *env, o agentOptions) error {
 		}
 		tr = r
 	default:
-		if o.tracker != "idle" {
-			return usagef("--tracker %q: the live tracker is idle (DAMON's is not wired to the agent yet)", o.tracker)
+		switch o.tracker {
+		case "idle":
+		case "damon":
+			dt, err := agent.NewDamon(e.ctx, fsys, o.pids[0], o.window)
+			if err != nil {
+				return err
+			}
+			tr = dt
+		default:
+			return usagef("--tracker %q: want idle or damon", o.tracker)
+		}
+		if tr != nil {
+			break
 		}
 		pids := o.pids
 		if o.cgroup != "" {

@@ -5,9 +5,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"mdk/collect"
 	"mdk/internal/testutil"
 )
 
@@ -67,5 +69,70 @@ func TestAgentReplayCLI(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// damonSysfs reads every file under DAMON's sysfs kdamonds directory that
+// can be read: the state the refusal must leave untouched.
+func damonSysfs(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			out[p] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestAgentDamonRefusesBusyKdamond runs mdk agent --tracker damon on this
+// host, where every kdamond belongs to someone else (or DAMON is missing):
+// the agent refuses with a one-line error naming the cause, exit 1, writes
+// no run directory and leaves DAMON's sysfs exactly as it was. Several pids,
+// a cgroup or a replay with --tracker damon are usage errors.
+func TestAgentDamonRefusesBusyKdamond(t *testing.T) {
+	fsys := collect.NewFS("/proc", "/sys")
+	if _, _, err := collect.ChooseKdamond(fsys); err == nil {
+		t.Skip("a kdamond is free here: the refusal needs a busy one (or no DAMON)")
+	}
+	kds := filepath.Join(fsys.DamonAdmin(), "kdamonds")
+	before := damonSysfs(t, kds)
+	runDir := filepath.Join(t.TempDir(), "run")
+	pid := strconv.Itoa(os.Getpid())
+	code, _, stderr := run(t, "", "agent", "--pid", pid, "--tracker", "damon", "--policy", "age:A=1", "--window", "1s", "--dry-run", "--log", "", "-o", runDir)
+	if code != 1 || !strings.Contains(stderr, "DAMON") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, want 1 with a one-line DAMON error: %q", code, stderr)
+	}
+	t.Logf("refusal: %s", strings.TrimSpace(stderr))
+	if len(before) > 0 && !strings.Contains(stderr, "busy") {
+		t.Errorf("the error does not say the kdamond is busy: %q", stderr)
+	}
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		t.Errorf("run directory written: %v", err)
+	}
+	after := damonSysfs(t, kds)
+	for p, v := range before {
+		if after[p] != v {
+			t.Errorf("%s changed: %q -> %q", p, v, after[p])
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("DAMON sysfs: %d files before, %d after", len(before), len(after))
+	}
+	for _, args := range [][]string{
+		{"--pid", pid, "--pid", "1"},
+		{"--cgroup", "/sys/fs/cgroup"},
+	} {
+		args = append([]string{"agent", "--tracker", "damon", "--policy", "age:A=1", "--window", "1s", "--dry-run", "-o", runDir}, args...)
+		if code, _, stderr := run(t, "", args...); code != 2 || !strings.Contains(stderr, "one --pid") {
+			t.Errorf("%v: exit %d, want 2: %q", args, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "", "agent", "--pid", pid, "--tracker", "nope", "--policy", "age:A=1", "-o", runDir); code != 2 || !strings.Contains(stderr, "idle or damon") {
+		t.Errorf("--tracker nope: exit %d: %q", code, stderr)
 	}
 }
