@@ -21,8 +21,8 @@ import (
 	"mdk/workload"
 )
 
-// TestAgentInGuest boots the custom kernel (idle page tracking, zram) and
-// runs TestGuestAgentLive there.
+// TestAgentInGuest boots the custom kernel (idle page tracking, DAMON, zram)
+// and runs TestGuestAgentLive and TestGuestAgentDamon there.
 func TestAgentInGuest(t *testing.T) {
 	if _, in := vmtest.InGuest(); in {
 		t.Skip("the host side")
@@ -30,7 +30,7 @@ func TestAgentInGuest(t *testing.T) {
 	kernel := vmtest.Kernel(t, vmtest.Custom)
 	bin := vmtest.BuildTest(t, "mdk/agent")
 	vmtest.RunTest(t, vmtest.GuestTest{
-		Kernel: kernel, Kind: vmtest.Custom, Binary: bin, Run: "^TestGuestAgentLive$",
+		Kernel: kernel, Kind: vmtest.Custom, Binary: bin, Run: "^TestGuestAgent(Live|Damon)$",
 		Timeout: 15 * time.Minute, Memory: 1024, CPUs: 2,
 	})
 }
@@ -66,25 +66,7 @@ func TestGuestAgentLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), "MDK_TEST_WORKLOAD="+path, "MDK_TEST_CLOCK="+window.String())
-			cmd.Stderr = os.Stderr
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { in.Close(); cmd.Wait() }()
-			rd := bufio.NewReader(out)
-			line, err := rd.ReadBytes('\n')
-			var hello workload.Hello
-			if err == nil {
-				err = json.Unmarshal(line, &hello)
-			}
-			if err != nil {
-				t.Fatalf("workload: %v", err)
-			}
-			go io.Copy(io.Discard, rd)
+			hello := startLive(t, path, window)
 			it, err := NewIdle(collect.NewFS("/proc", "/sys"), []int{hello.PID}, window)
 			if err != nil {
 				t.Fatal(err)
@@ -130,4 +112,124 @@ func abs(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// startLive starts this test binary as the self-clocked replay workload of
+// path (its own clock, window) and returns its hello; the workload ends
+// when the test does.
+func startLive(t *testing.T, path string, window time.Duration) workload.Hello {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "MDK_TEST_WORKLOAD="+path, "MDK_TEST_CLOCK="+window.String())
+	cmd.Stderr = os.Stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	rd := bufio.NewReader(out)
+	line, err := rd.ReadBytes('\n')
+	var hello workload.Hello
+	if err == nil {
+		err = json.Unmarshal(line, &hello)
+	}
+	if err != nil {
+		t.Fatalf("workload: %v", err)
+	}
+	go io.Copy(io.Discard, rd)
+	return hello
+}
+
+// TestGuestAgentDamon applies age, live, with the DAMON tracker (its
+// aggregation interval is the window and keeps the agent's clock) to the
+// self-clocked replay workload, on zram swap, for a few windows, and asserts
+// what holds exactly: the agent's decisions are the simulator's on the
+// observed trace, window by window; every decided page is accounted for
+// (decided = skipped + reclaimed, reclaimed = out + refused); measured =
+// predicted - refused - skipped - swapped back in + residual for promotions
+// and saved page-windows in every window and in total; the run ends with
+// every window written and DAMON's sysfs as a fresh boot has it. DAMON is
+// region-level (a region's untouched pages come out accessed), so the
+// residual, tracker slack, is logged, not bounded.
+func TestGuestAgentDamon(t *testing.T) {
+	vmtest.RequireGuest(t)
+	fsys := collect.NewFS("/proc", "/sys")
+	if kds, err := fsys.Kdamonds(); err != nil || len(kds) != 0 {
+		t.Fatalf("DAMON sysfs at the start: %v, %v; want no kdamonds", kds, err)
+	}
+	testutil.SetupZram(t, 128<<20)
+	const window, windows = 2 * time.Second, 5
+	dir := t.TempDir()
+	_, path := genTrace(t, dir, window)
+	spec := "age:A=1"
+	ss, err := policy.Parse(spec, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := startLive(t, path, window)
+	dt, err := NewDamon(context.Background(), fsys, hello.PID, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "damon")
+	opt := DefaultOptions
+	opt.Setting, opt.Window, opt.Dir, opt.Windows, opt.PSIThreshold = ss[0], window, run, windows, 0
+	sum, err := Run(context.Background(), dt, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kds, err := fsys.Kdamonds(); err != nil || len(kds) != 0 {
+		t.Errorf("DAMON sysfs after the run: %v, %v; want no kdamonds (the agent's is stopped and removed)", kds, err)
+	}
+	if sum.Windows != windows {
+		t.Errorf("%d windows, want %d", sum.Windows, windows)
+	}
+	info, err := ReadRunInfo(run)
+	if err != nil || info.Tracker != "damon" {
+		t.Errorf("run.json: tracker %q, %v; want damon", info.Tracker, err)
+	}
+	c, err := Compare(run, ss[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	c.WriteText(&sb)
+	t.Logf("%s (live, DAMON tracker):\n%s", spec, sb.String())
+	f, err := os.Open(filepath.Join(run, MeasuredFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadMeasured(f, MeasuredFile)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != windows || len(c.Windows) != windows {
+		t.Fatalf("%d rows, %d compared windows; want %d", len(rows), len(c.Windows), windows)
+	}
+	var accessed int64
+	for w, d := range c.Windows {
+		r := rows[w]
+		accessed += d.Accessed
+		if d.Decided != d.PredDecided {
+			t.Errorf("window %d: agent decided %d pages, the simulator %d", w, d.Decided, d.PredDecided)
+		}
+		skipped := r.SkippedDry + r.SkippedSLO + r.SkippedPSI + r.SkippedLimit + r.SkippedSwap + r.SkippedGone
+		if r.Decided != skipped+r.Reclaimed || r.Reclaimed != r.Out+r.Refused {
+			t.Errorf("window %d: decided %d = skipped %d + reclaimed %d, reclaimed = out %d + refused %d does not add up", w, r.Decided, skipped, r.Reclaimed, r.Out, r.Refused)
+		}
+		if d.Promotions != d.PredPromotions-d.RefusedPromotions-d.SkippedPromotions-d.BackPromotions+d.ResidualPromotions ||
+			d.Saved != d.PredSaved-d.RefusedSaved-d.SkippedSaved-d.BackSaved+d.ResidualSaved {
+			t.Errorf("window %d: the causes do not account for the difference: %+v", w, d)
+		}
+	}
+	tot := c.Total
+	if tot.Decided != tot.PredDecided || tot.Decided == 0 || sum.Out == 0 || accessed == 0 {
+		t.Errorf("decided %d (the simulator %d), %d out, %d accessed: the test checks nothing", tot.Decided, tot.PredDecided, sum.Out, accessed)
+	}
+	if tot.Promotions != tot.PredPromotions-tot.RefusedPromotions-tot.SkippedPromotions-tot.BackPromotions+tot.ResidualPromotions ||
+		tot.Saved != tot.PredSaved-tot.RefusedSaved-tot.SkippedSaved-tot.BackSaved+tot.ResidualSaved {
+		t.Errorf("total: the causes do not account for the difference: %+v", tot)
+	}
 }
