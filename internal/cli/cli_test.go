@@ -174,6 +174,8 @@ func TestUsageErrorsByType(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"bogus"}, ExitUsage, `unknown command "bogus" for "mdk"`},
+		{[]string{"lopp", "bogus"}, ExitUsage, `unknown command "bogus" for "mdk lopp"`},
+		{[]string{"lopp"}, ExitOK, ""},
 		{[]string{"sim", "--bogus"}, ExitUsage, "unknown flag: --bogus"},
 		{[]string{"sim", "-Z"}, ExitUsage, "unknown shorthand flag: 'Z'"},
 		{[]string{"mpc", "--x"}, ExitUsage, "flag needs an argument: --x"},

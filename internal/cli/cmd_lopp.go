@@ -21,6 +21,15 @@ distances with a gradient-boosted tree classifier trained to predict whether
 OPP would reclaim the gap after it (docs/lopp.md). Train a model with
 mdk lopp train, then use it with --model FILE in mdk sim, mpc, verify and
 tune (policy spec lopp:theta=...).`,
+		// A group of subcommands: cobra would print the help and succeed
+		// on "mdk lopp bogus", so an unknown subcommand is refused here.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for \"mdk lopp\" (see mdk lopp --help)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newLOPPTrainCmd(e))
 	return cmd
