@@ -170,6 +170,7 @@ type bestRow struct {
 
 type bestErr struct {
 	Savings, Stat float64
+	Headroom      float64 // of OPP's headroom, when HasHeadroom
 	Promotions    int64
 	AvgSavedBytes float64
 }
@@ -245,7 +246,7 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 				stat, _ := result.MetricByName(string(opts.X))
 				bound := func(name string) float64 { m, _ := result.MetricByName(name); return b.Bound(m) }
 				row.Err = &bestErr{Savings: bound("savings"), Stat: b.Bound(stat),
-					Promotions: int64(math.Round(bound("promotions"))), AvgSavedBytes: bound("avg_saved_bytes")}
+					Promotions: int64(math.Round(bound("promotions"))), AvgSavedBytes: bound("avg_saved_bytes"), Headroom: c.HeadroomErr}
 			}
 		}
 		pg.Best = append(pg.Best, row)

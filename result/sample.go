@@ -57,22 +57,36 @@ func (r *Result) Sampled() bool { return r.SamplePPM > 0 && r.SamplePPM < 1_000_
 // computed on 1/k of the sample and is noisier than the full sample's, so
 // the bound is conservative there. It is 0 for a run that is not sampled.
 func (r *Result) Bound(m Metric) float64 {
-	k := len(r.Groups)
-	if k < 2 || !r.Sampled() {
+	if len(r.Groups) < 2 || !r.Sampled() {
 		return 0
 	}
-	vals := make([]float64, k)
-	mean := 0.0
+	vals := make([]float64, len(r.Groups))
 	for g, gr := range r.Groups {
 		vals[g] = m.Value(gr)
-		mean += vals[g]
+	}
+	return GroupBound(r.SamplePPM, vals)
+}
+
+// GroupBound is the random-group bound of [Result.Bound] for any estimate
+// whose value on each of k sub-samples of a sample of rate ppm is vals[g]:
+// a difference of two runs' metrics (OPP's headroom), or a sum over many
+// runs (a fleet's totals). It is 0 for fewer than two groups or a rate of
+// 100% (or more, or none).
+func GroupBound(ppm int64, vals []float64) float64 {
+	k := len(vals)
+	if k < 2 || ppm <= 0 || ppm >= 1_000_000 {
+		return 0
+	}
+	mean := 0.0
+	for _, v := range vals {
+		mean += v
 	}
 	mean /= float64(k)
 	ss := 0.0
 	for _, v := range vals {
 		ss += (v - mean) * (v - mean)
 	}
-	f := float64(r.SamplePPM) / 1e6
+	f := float64(ppm) / 1e6
 	return studentT975(k-1) * math.Sqrt((1-f)*ss/float64(k*(k-1)))
 }
 

@@ -86,3 +86,31 @@ func TestSampledEncoding(t *testing.T) {
 		t.Fatalf("unsampled json %s", b.Bytes())
 	}
 }
+
+// TestHeadroomBound: OPP's headroom on a sample has the random-group bound
+// of the sub-samples' paired differences, and none at 100% or unsampled.
+func TestHeadroomBound(t *testing.T) {
+	age := groupRun(250, 5, 5)
+	age.SamplePPM = 100000
+	age.Groups = []*Result{groupRun(100, 1, 2), groupRun(200, 3, 4), groupRun(300, 5, 6), groupRun(400, 7, 8)}
+	opp := groupRun(400, 5, 5)
+	opp.Policy, opp.Params = "opp", "r=1%"
+	opp.SamplePPM = 100000
+	opp.Groups = []*Result{groupRun(300, 1, 2), groupRun(300, 3, 4), groupRun(500, 5, 6), groupRun(500, 7, 8)}
+	// Headrooms 0.2, 0.1, 0.2, 0.1: mean 0.15, sum of squares 0.01.
+	want := 3.182 * math.Sqrt(0.9*0.01/12)
+	cs := Choose([]*Result{age, opp}, MaxPR, []float64{1})
+	if c := cs[0]; c.Policy != "age" || !c.HasHeadroom || math.Abs(c.HeadroomErr-want) > 1e-12 {
+		t.Errorf("age's headroom %+v, want bound %v", c, want)
+	}
+	if c := cs[1]; c.Policy != "opp" || c.HeadroomErr != 0 {
+		t.Errorf("opp against itself: bound %v, want 0", c.HeadroomErr)
+	}
+	for _, ppm := range []int64{0, 1_000_000} {
+		a, o := *age, *opp
+		a.SamplePPM, o.SamplePPM = ppm, ppm
+		if c := Choose([]*Result{&a, &o}, MaxPR, []float64{1})[0]; c.HeadroomErr != 0 || !c.HasHeadroom {
+			t.Errorf("rate %d ppm: headroom bound %v, want 0", ppm, c.HeadroomErr)
+		}
+	}
+}

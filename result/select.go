@@ -89,6 +89,29 @@ type Choice struct {
 	// target.
 	Headroom    float64
 	HasHeadroom bool
+	// HeadroomErr, on a sample, is the error bound of Headroom
+	// ([HeadroomBound]); 0 otherwise.
+	HeadroomErr float64
+}
+
+// HeadroomBound returns the error bound of the headroom opp.Savings() -
+// best.Savings() of two sampled runs on the same sample: the random-group
+// bound ([GroupBound]) of the k sub-samples' headrooms, opp.Groups[g]'s
+// savings minus best.Groups[g]'s, for the two settings chosen on the whole
+// sample. The groups are the same pages for both runs, so the bound is of
+// the paired difference, not the sum of the two bounds. It is 0 unless both
+// runs are sampled at the same rate with the same number of groups (2 or
+// more).
+func HeadroomBound(opp, best *Result) float64 {
+	k := len(best.Groups)
+	if !best.Sampled() || !opp.Sampled() || opp.SamplePPM != best.SamplePPM || len(opp.Groups) != k || k < 2 {
+		return 0
+	}
+	vals := make([]float64, k)
+	for g := range vals {
+		vals[g] = opp.Groups[g].Savings() - best.Groups[g].Savings()
+	}
+	return GroupBound(best.SamplePPM, vals)
 }
 
 // Choose returns, for every policy in rs and every target, its best setting
@@ -107,6 +130,7 @@ func ChooseBy(rs []*Result, x func(*Result) float64, targets []float64) []Choice
 			if o := BestBy(groups["opp"], x, t); o != nil && c.Best != nil {
 				c.Headroom = o.Savings() - c.Best.Savings()
 				c.HasHeadroom = true
+				c.HeadroomErr = HeadroomBound(o, c.Best)
 			}
 			out = append(out, c)
 		}

@@ -215,6 +215,9 @@ func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64
 				100*b.Savings(), 100*b.Stat(st), b.TotalPromotions(), head)
 			continue
 		}
+		if c.HasHeadroom {
+			head = fmt.Sprintf("%+.2f pts ±%.2f", 100*c.Headroom, 100*c.HeadroomErr)
+		}
 		stat, _ := result.MetricByName(string(st))
 		sav, _ := result.MetricByName("savings")
 		prom, _ := result.MetricByName("promotions")

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/csv"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -70,6 +72,9 @@ func TestSampleCLI(t *testing.T) {
 	if !strings.Contains(text, "sampled: 10% of the pages; counts are the sample's x 10") || !strings.Contains(text, "% ±") {
 		t.Fatalf("text:\n%s", text)
 	}
+	if !regexp.MustCompile(`[+-]\d+\.\d\d pts ±\d+\.\d\d`).MatchString(text) {
+		t.Fatalf("no bound beside OPP's headroom:\n%s", text)
+	}
 	_, js, _ := run(t, "", "mpc", p, "--json", "--sample", "10%", "-p", "age")
 	if !strings.Contains(js, `"sample_rate": 0.1`) || !strings.Contains(js, `"savings_err"`) && !strings.Contains(js, `"err": {`) {
 		t.Fatalf("json:\n%s", js)
@@ -135,5 +140,23 @@ func TestSampledTraceSimStats(t *testing.T) {
 	_, st, _ := run(t, "", "stats", sp)
 	if !strings.Contains(st, "20% seed 1: every count below is of the sampled pages only") {
 		t.Fatalf("stats:\n%s", st)
+	}
+}
+
+// TestSampleReportHeadroomBound: the sampled report's best-per-target
+// table shows a bound beside OPP's headroom, as beside savings.
+func TestSampleReportHeadroomBound(t *testing.T) {
+	p := genTrace(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := run(t, "", "report", p, "-p", "age", "-p", "opp", "--sample", "10%", "-o", out); code != 0 {
+		t.Fatalf("report: %s", errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`data-col="stat">[^\n]*</td>\n<td data-v="[^"]+">[^<]*<span class="err">±`)
+	if !re.Match(b) {
+		t.Fatal("no bound beside the headroom in the sampled report")
 	}
 }
