@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 )
 
@@ -24,6 +25,13 @@ type Acc struct {
 	// their training windows (the others keep all their memory: saved 0).
 	Found int64 `json:"found"`
 
+	// SamplePPM is the sample rate of the jobs merged in, when they were
+	// all sampled at one rate with the same number of sub-samples (then
+	// each Part has Groups); SampleMixed is set, and the groups dropped,
+	// once jobs of different rates or groups are merged.
+	SamplePPM   int64 `json:"sample_ppm,omitempty"`
+	SampleMixed bool  `json:"sample_mixed,omitempty"`
+
 	Whole Part `json:"whole"` // SettingKey only: whole traces
 	Train Part `json:"train"` // SettingKey only
 	Eval  Part `json:"eval"`
@@ -41,6 +49,17 @@ type Part struct {
 	AlivePageWindows int64 `json:"alive_page_windows"`
 	// Breaking counts the jobs whose statistic on the part breaks the SLO.
 	Breaking int64 `json:"breaking"`
+	// Groups, on sampled jobs (SettingKey only), are the same sums of each
+	// sub-sample's estimates: the random-group error bounds' input.
+	Groups []GroupSums `json:"groups,omitempty"`
+}
+
+// GroupSums are one sub-sample's sums over jobs: saved and alive bytes as
+// in Part, and the footprint.
+type GroupSums struct {
+	SavedBytes     *big.Rat `json:"saved_bytes"`
+	AliveBytes     *big.Rat `json:"alive_bytes"`
+	FootprintBytes int64    `json:"footprint_bytes"`
 }
 
 // SettingKey, TunedKey and OPPKey name the fleet keys. They sort in plan
@@ -76,14 +95,38 @@ func (p *Part) add(saved, alive int64, w int, pageSize int64, breaks bool) {
 	}
 }
 
-func (p Part) merge(q Part) Part {
-	return Part{
+// addGroups adds one sampled job's sub-sample estimates: saved[g] and
+// alive[g] page-windows over w windows, footprint fp[g] bytes.
+func (p *Part) addGroups(saved, alive, fp []int64, w int, pageSize int64) {
+	if w <= 0 {
+		return
+	}
+	p.Groups = make([]GroupSums, len(saved))
+	for g := range saved {
+		p.Groups[g] = GroupSums{SavedBytes: big.NewRat(saved[g]*pageSize, int64(w)),
+			AliveBytes: big.NewRat(alive[g]*pageSize, int64(w)), FootprintBytes: fp[g]}
+	}
+}
+
+// merge adds q to p; keepGroups says whether the sub-sample sums are
+// comparable (one rate, one number of groups) and kept.
+func (p Part) merge(q Part, keepGroups bool) Part {
+	m := Part{
 		SavedBytes:       ratAdd(p.SavedBytes, q.SavedBytes),
 		AliveBytes:       ratAdd(p.AliveBytes, q.AliveBytes),
 		SavedPageWindows: p.SavedPageWindows + q.SavedPageWindows,
 		AlivePageWindows: p.AlivePageWindows + q.AlivePageWindows,
 		Breaking:         p.Breaking + q.Breaking,
 	}
+	if keepGroups && len(p.Groups) == len(q.Groups) && len(p.Groups) > 0 {
+		m.Groups = make([]GroupSums, len(p.Groups))
+		for g := range m.Groups {
+			m.Groups[g] = GroupSums{SavedBytes: ratAdd(p.Groups[g].SavedBytes, q.Groups[g].SavedBytes),
+				AliveBytes:     ratAdd(p.Groups[g].AliveBytes, q.Groups[g].AliveBytes),
+				FootprintBytes: p.Groups[g].FootprintBytes + q.Groups[g].FootprintBytes}
+		}
+	}
+	return m
 }
 
 // Merge returns the sum of two accumulators of the same key. It does not
@@ -95,9 +138,14 @@ func (a Acc) Merge(b Acc) Acc {
 	a.Jobs += b.Jobs
 	a.FootprintBytes += b.FootprintBytes
 	a.Found += b.Found
-	a.Whole = a.Whole.merge(b.Whole)
-	a.Train = a.Train.merge(b.Train)
-	a.Eval = a.Eval.merge(b.Eval)
+	mixed := a.SampleMixed || b.SampleMixed || a.SamplePPM != b.SamplePPM ||
+		len(a.Whole.Groups) != len(b.Whole.Groups) || len(a.Train.Groups) != len(b.Train.Groups) || len(a.Eval.Groups) != len(b.Eval.Groups)
+	a.Whole = a.Whole.merge(b.Whole, !mixed)
+	a.Train = a.Train.merge(b.Train, !mixed)
+	a.Eval = a.Eval.merge(b.Eval, !mixed)
+	if mixed {
+		a.SampleMixed, a.SamplePPM = true, 0
+	}
 	return a
 }
 
@@ -119,6 +167,25 @@ func (p *Plan) Accs(jr *JobResult) []Acc {
 		if p.SLO != nil {
 			a.Train.add(pt.TrainSaved, jr.TrainAlive, jr.Train.Len(), jr.PageSize, pt.TrainBreaks)
 			a.Eval.add(pt.EvalSaved, jr.EvalAlive, jr.Eval.Len(), jr.PageSize, pt.EvalBreaks)
+		}
+		if k := len(jr.Groups); k >= 2 && len(pt.Groups) == k {
+			a.SamplePPM = int64(math.Round(jr.SampleRate * 1e6))
+			col := func(f func(g int) int64) []int64 {
+				v := make([]int64, k)
+				for g := range v {
+					v[g] = f(g)
+				}
+				return v
+			}
+			fp := col(func(g int) int64 { return jr.Groups[g].PeakAlivePages * jr.PageSize })
+			a.Whole.addGroups(col(func(g int) int64 { return pt.Groups[g].Saved }),
+				col(func(g int) int64 { return jr.Groups[g].AlivePageWindows }), fp, jr.Windows, jr.PageSize)
+			if p.SLO != nil {
+				a.Train.addGroups(col(func(g int) int64 { return pt.Groups[g].TrainSaved }),
+					col(func(g int) int64 { return jr.Groups[g].TrainAlive }), fp, jr.Train.Len(), jr.PageSize)
+				a.Eval.addGroups(col(func(g int) int64 { return pt.Groups[g].EvalSaved }),
+					col(func(g int) int64 { return jr.Groups[g].EvalAlive }), fp, jr.Eval.Len(), jr.PageSize)
+			}
 		}
 		out = append(out, a)
 	}

@@ -38,6 +38,10 @@ type JobResult struct {
 	// SampleRate, for a job run on a sample of its pages, is the rate
 	// (0.01 = 1%): every count is an estimate, and each point has Err.
 	SampleRate float64 `json:"sample_rate,omitempty"`
+	// Groups, for a sampled job with sub-samples, are each sub-sample's
+	// own estimates (counts x k/rate) of the footprint and alive
+	// page-windows: what the fleet's error bounds are computed from.
+	Groups []JobGroup `json:"groups,omitempty"`
 
 	Curve []Point       `json:"curve"`
 	Tuned []tune.Choice `json:"tuned,omitempty"` // per policy, in Plan.Names order
@@ -68,6 +72,25 @@ type Point struct {
 	// Err, for a sampled job, holds the error bounds of the whole-trace
 	// metrics (result.Result.Bound).
 	Err *result.Errors `json:"err,omitempty"`
+	// Groups, for a sampled job, are the sub-samples' saved page-windows
+	// (JobResult.Groups).
+	Groups []PointGroup `json:"groups,omitempty"`
+}
+
+// JobGroup is one sub-sample's estimates of a sampled job's footprint and
+// alive page-windows (whole trace, and with an SLO its two parts).
+type JobGroup struct {
+	PeakAlivePages   int64 `json:"peak_alive_pages"`
+	AlivePageWindows int64 `json:"alive_page_windows"`
+	TrainAlive       int64 `json:"train_alive_page_windows,omitempty"`
+	EvalAlive        int64 `json:"eval_alive_page_windows,omitempty"`
+}
+
+// PointGroup is one sub-sample's estimates of a point's saved page-windows.
+type PointGroup struct {
+	Saved      int64 `json:"saved_page_windows"`
+	TrainSaved int64 `json:"train_saved_page_windows,omitempty"`
+	EvalSaved  int64 `json:"eval_saved_page_windows,omitempty"`
 }
 
 // FootprintBytes returns the job's footprint: peak alive pages x page size.
@@ -142,6 +165,19 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 		eval = func(r *result.Result) *result.Result { return r.Restrict(ev.First, ev.Last+1) }
 		jr.TrainAlive, jr.EvalAlive = train(r0).Alive, eval(r0).Alive
 	}
+	if r0.Sampled() && len(r0.Groups) >= 2 {
+		jr.Groups = make([]JobGroup, len(r0.Groups))
+		for g, gr := range r0.Groups {
+			jg := JobGroup{AlivePageWindows: gr.Alive}
+			for _, a := range gr.AlivePerWindow {
+				jg.PeakAlivePages = max(jg.PeakAlivePages, a)
+			}
+			if p.SLO != nil {
+				jg.TrainAlive, jg.EvalAlive = train(gr).Alive, eval(gr).Alive
+			}
+			jr.Groups[g] = jg
+		}
+	}
 	// 4.
 	jr.Curve = make([]Point, len(p.Settings))
 	for k, r := range runs[:len(p.Settings)] {
@@ -155,6 +191,16 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 			pt.Breaks = !p.SLO.Meets(r)
 			pt.TrainSaved, pt.TrainBreaks = t.Saved, !p.SLO.Meets(t)
 			pt.EvalSaved, pt.EvalBreaks = e.Saved, !p.SLO.Meets(e)
+		}
+		if jr.Groups != nil && len(r.Groups) == len(jr.Groups) {
+			pt.Groups = make([]PointGroup, len(r.Groups))
+			for g, gr := range r.Groups {
+				pg := PointGroup{Saved: gr.Saved}
+				if p.SLO != nil {
+					pg.TrainSaved, pg.EvalSaved = train(gr).Saved, eval(gr).Saved
+				}
+				pt.Groups[g] = pg
+			}
 		}
 		jr.Curve[k] = pt
 	}

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"slices"
 
+	"mdk/result"
 	"mdk/tier"
 	"mdk/trace"
 )
@@ -46,6 +47,17 @@ type Numbers struct {
 	// BreakingShare is BreakingJobs / Jobs.
 	BreakingJobs  int64   `json:"breaking_jobs"`
 	BreakingShare float64 `json:"breaking_share"`
+	// Err, on sampled jobs (the settings' rows), are the error bounds of
+	// AvgSavedBytes, Savings and AliveSavings: result.GroupBound of the same
+	// fleet sums over each sub-sample.
+	Err *NumbersErr `json:"err,omitempty"`
+}
+
+// NumbersErr are the error bounds of a Numbers' estimates.
+type NumbersErr struct {
+	AvgSavedBytes float64 `json:"avg_saved_bytes"`
+	Savings       float64 `json:"savings"`
+	AliveSavings  float64 `json:"alive_savings"`
 }
 
 // SettingRow is one setting applied to every job, on the whole traces.
@@ -107,6 +119,24 @@ func numbers(jobs, footprint int64, p Part) Numbers {
 	return n
 }
 
+// sampledNumbers is numbers with the error bounds of a sampled key's part.
+func sampledNumbers(a Acc, p Part) Numbers {
+	n := numbers(a.Jobs, a.FootprintBytes, p)
+	k := len(p.Groups)
+	if a.SampleMixed || a.SamplePPM <= 0 || k < 2 {
+		return n
+	}
+	avg, sav, alive := make([]float64, k), make([]float64, k), make([]float64, k)
+	for g, gs := range p.Groups {
+		avg[g], _ = gs.SavedBytes.Float64()
+		sav[g] = ratio(gs.SavedBytes, new(big.Rat).SetInt64(gs.FootprintBytes))
+		alive[g] = ratio(gs.SavedBytes, gs.AliveBytes)
+	}
+	n.Err = &NumbersErr{AvgSavedBytes: result.GroupBound(a.SamplePPM, avg),
+		Savings: result.GroupBound(a.SamplePPM, sav), AliveSavings: result.GroupBound(a.SamplePPM, alive)}
+	return n
+}
+
 // Build makes the fleet view from the merged accumulators (one per key, any
 // order) and every job's result (any order).
 func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
@@ -135,9 +165,9 @@ func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
 	for i, s := range p.Settings {
 		a := byKey[SettingKey(i)]
 		row := SettingRow{Policy: s.Policy(), Params: s.Params(), SavedPageWindows: a.Whole.SavedPageWindows,
-			Numbers: numbers(a.Jobs, a.FootprintBytes, a.Whole)}
+			Numbers: sampledNumbers(a, a.Whole)}
 		if p.SLO != nil {
-			t, e := numbers(a.Jobs, a.FootprintBytes, a.Train), numbers(a.Jobs, a.FootprintBytes, a.Eval)
+			t, e := sampledNumbers(a, a.Train), sampledNumbers(a, a.Eval)
 			row.Train, row.Eval = &t, &e
 		}
 		if f.Tier != nil {
@@ -181,7 +211,7 @@ func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
 			a := byKey[SettingKey(best)]
 			row.SingleParams = p.Settings[best].Params()
 			row.SingleTrainBreaking = a.Train.Breaking
-			row.Single = numbers(a.Jobs, a.FootprintBytes, a.Eval)
+			row.Single = sampledNumbers(a, a.Eval)
 			singleSaved = a.Eval.SavedBytes
 		}
 		if k != nil {

@@ -84,10 +84,40 @@ var TierSettingsColumns = []string{"net_avg_saved_bytes", "tier_bytes", "net_sav
 // TierPoliciesColumns follow PoliciesHeader in policies.csv with a tier.
 var TierPoliciesColumns = []string{"tuned_net_avg_saved_bytes", "single_net_avg_saved_bytes", "opp_net_avg_saved_bytes"}
 
+// SampleSettingsColumns follow SettingsHeader (and the tier's columns) in
+// settings.csv when the jobs were sampled: the error bounds of the whole
+// traces', the training windows' and the evaluation windows' numbers
+// (empty where there are none).
+var SampleSettingsColumns = append(append(errCols(""), errCols("train_")...), errCols("eval_")...)
+
+func errCols(prefix string) []string {
+	return []string{prefix + "avg_saved_bytes_err", prefix + "savings_err", prefix + "alive_savings_err"}
+}
+
+func (n *Numbers) errCols() []string {
+	if n == nil || n.Err == nil {
+		return []string{"", "", ""}
+	}
+	return []string{ff(n.Err.AvgSavedBytes), ff(n.Err.Savings), ff(n.Err.AliveSavings)}
+}
+
+// sampled reports whether any setting row has error bounds.
+func (f *Fleet) sampled() bool {
+	for _, s := range f.Settings {
+		if s.Err != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *Fleet) writeSettings(b *bytes.Buffer) {
 	header := SettingsHeader
 	if f.Tier != nil {
 		header = append(header[:len(header):len(header)], TierSettingsColumns...)
+	}
+	if f.sampled() {
+		header = append(header[:len(header):len(header)], SampleSettingsColumns...)
 	}
 	rows := [][]string{header}
 	for _, s := range f.Settings {
@@ -97,6 +127,11 @@ func (f *Fleet) writeSettings(b *bytes.Buffer) {
 		row = append(row, s.Eval.cols(true)...)
 		if t := s.Tier; t != nil {
 			row = append(row, ff(t.NetAvgSavedBytes), ff(t.TierBytes), ff(t.NetSavings), ff(t.StallSecondsPerSecond), ff(t.MeanSlowdown), ff(t.MaxJobSlowdown), t.MaxJob)
+		}
+		if f.sampled() {
+			row = append(row, s.Numbers.errCols()...)
+			row = append(row, s.Train.errCols()...)
+			row = append(row, s.Eval.errCols()...)
 		}
 		rows = append(rows, row)
 	}
@@ -205,7 +240,7 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		}
 	}
 	if sampled > 0 {
-		fmt.Fprintf(&b, "%d jobs ran on a sample of their pages: their counts are estimates (the sample's x 1/rate); each curve point's error bounds are in the jobs' results, the fleet sums have none\n", sampled)
+		fmt.Fprintf(&b, "%d jobs ran on a sample of their pages: their counts are estimates (the sample's x 1/rate); each curve point's error bounds are in the jobs' results, the fleet sums' bounds (±) are beside them here and in settings.csv (*_err) and fleet.json (err)\n", sampled)
 	}
 	for _, j := range f.JobResults {
 		if j.Error != "" {
@@ -221,7 +256,12 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		}
 		if best >= 0 {
 			s := f.Settings[best]
-			fmt.Fprintf(&b, "most savings: %s:%s frees %s on average (%.2f%% of the footprint)\n", s.Policy, s.Params, bytesStr(s.AvgSavedBytes), 100*s.Savings)
+			if s.Err == nil {
+				fmt.Fprintf(&b, "most savings: %s:%s frees %s on average (%.2f%% of the footprint)\n", s.Policy, s.Params, bytesStr(s.AvgSavedBytes), 100*s.Savings)
+			} else {
+				fmt.Fprintf(&b, "most savings: %s:%s frees %s ±%s on average (%.2f%% ±%.2f of the footprint)\n", s.Policy, s.Params,
+					bytesStr(s.AvgSavedBytes), bytesStr(s.Err.AvgSavedBytes), 100*s.Savings, 100*s.Err.Savings)
+			}
 			f.writeTierLine(&b, s)
 		}
 		_, err := w.Write(b.Bytes())
@@ -240,6 +280,9 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		single := "no jobs"
 		if p.SingleParams != "" {
 			single = fmt.Sprintf("%6.2f%%, %s (%s)", 100*p.Single.Savings, breaking(p.Single), p.SingleParams)
+			if e := p.Single.Err; e != nil {
+				single = fmt.Sprintf("%6.2f%% ±%.2f, %s (%s)", 100*p.Single.Savings, 100*e.Savings, breaking(p.Single), p.SingleParams)
+			}
 		}
 		fmt.Fprintf(&b, "  %-6s %-26s %-36s %6.2f%%\n", p.Policy, tuned, single, 100*p.OPP.Savings)
 	}
