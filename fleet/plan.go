@@ -64,6 +64,9 @@ func (c Config) Compile() (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if slo.IsTier() {
+			return nil, fmt.Errorf("SLO %s: mdk fleet tunes on a promotion-rate statistic (max_pr, p99_pr, p98_pr, mean_pr); an SLO on the tier's slowdown is mdk tune's (--tier)", slo)
+		}
 		p.SLO = &slo
 	}
 	specs := c.Policies

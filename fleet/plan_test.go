@@ -45,3 +45,14 @@ func TestCompileErrors(t *testing.T) {
 		t.Errorf("plan: %d settings, %d in all, names %v", len(p.Settings), len(p.All), p.Names)
 	}
 }
+
+// TestCompileRefusesSlowdownSLO: fleet tunes on promotion rates; an SLO on
+// a tier's slowdown (mdk tune's) is an error, not a panic at the first job.
+func TestCompileRefusesSlowdownSLO(t *testing.T) {
+	for _, slo := range []string{"slowdown<=1%", "max_slowdown<=1%"} {
+		_, err := fleet.Config{Policies: []string{"age"}, SLO: slo, Window: trace.DefaultWindow}.Compile()
+		if err == nil || !strings.Contains(err.Error(), "mdk fleet tunes on a promotion-rate statistic") {
+			t.Errorf("%s: %v", slo, err)
+		}
+	}
+}

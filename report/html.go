@@ -65,6 +65,12 @@ type Options struct {
 	// MaxPoints caps the points of each per-window series drawn (0 means
 	// DefaultMaxPoints). Tables always use the full results.
 	MaxPoints int
+	// TierX and TierTargets, with Data.Tier, add rows to the best-setting
+	// table: each policy's best setting whose tier metric TierX (slowdown
+	// or max_slowdown) is at most each of TierTargets (fractions: 0.01 is
+	// "at most 1% slowdown"), after the rows of Targets. "" adds none.
+	TierX       tier.Metric
+	TierTargets []float64
 }
 
 // DefaultMaxPoints is the default cap on displayed points per series.
@@ -156,14 +162,17 @@ func newTuneView(r *tune.Report) *tuneView {
 type bestRow struct {
 	// NetSavings and Slowdown are the setting's on Data.Tier (if any).
 	NetSavings, Slowdown float64
-	Policy, Params       string
-	Target               float64
-	Found                bool
-	Savings, Stat        float64
-	Headroom             float64
-	HasHeadroom          bool
-	Promotions           int64
-	AvgSavedBytes        float64
+	// TargetOn names the tier metric a row's target is on (Options.TierX);
+	// "" for a target on Options.X.
+	TargetOn       string
+	Policy, Params string
+	Target         float64
+	Found          bool
+	Savings, Stat  float64
+	Headroom       float64
+	HasHeadroom    bool
+	Promotions     int64
+	AvgSavedBytes  float64
 	// Err, on a sample: the error bounds of the same metrics.
 	Err *bestErr
 }
@@ -187,6 +196,14 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 	opts = opts.withDefaults()
 	if _, ok := result.ParseStat(string(opts.X)); !ok {
 		return fmt.Errorf("report: unknown statistic %q", opts.X)
+	}
+	if opts.TierX != "" {
+		if _, ok := tier.ParseMetric(string(opts.TierX)); !ok {
+			return fmt.Errorf("report: unknown tier metric %q", opts.TierX)
+		}
+		if data.Tier == nil {
+			return fmt.Errorf("report: targets on %s need a tier", opts.TierX)
+		}
 	}
 	t, err := parseTemplate()
 	if err != nil {
@@ -229,8 +246,16 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 	for _, c := range chosen {
 		pg.Chosen = append(pg.Chosen, c.r.Policy+":"+c.r.Params)
 	}
-	for _, c := range result.Choose(data.Results, opts.X, opts.Targets) {
+	choices := result.Choose(data.Results, opts.X, opts.Targets)
+	tierRows := len(choices)
+	if opts.TierX != "" {
+		choices = append(choices, result.ChooseBy(data.Results, data.Tier.Func(opts.TierX, data.Window), opts.TierTargets)...)
+	}
+	for i, c := range choices {
 		row := bestRow{Policy: c.Policy, Target: c.Target, Headroom: c.Headroom, HasHeadroom: c.HasHeadroom}
+		if i >= tierRows {
+			row.TargetOn = string(opts.TierX)
+		}
 		if c.Best != nil {
 			row.Found = true
 			row.Params = c.Best.Params

@@ -25,8 +25,12 @@ func DefaultWindowSplit(name string, w int) (train, eval Range, err error) {
 }
 
 // YardstickSettings returns the OPP settings Run adds for its yardstick:
-// OPP's default grid and OPP at the SLO's bound.
+// OPP's default grid and OPP at the SLO's bound (the grid alone for an SLO
+// on a tier metric, whose bound is not a promotion rate).
 func YardstickSettings(window time.Duration, slo SLO) []policy.Setting {
+	if slo.IsTier() {
+		return policy.DefaultGrid("opp", window)
+	}
 	return append(policy.DefaultGrid("opp", window), policy.OPP{PPM: slo.PPM})
 }
 
@@ -44,7 +48,7 @@ func (s SLO) Choose(settings []policy.Setting, yard int, train, eval func(k int)
 	for k := yard; k < len(settings); k++ {
 		yidx = append(yidx, k)
 	}
-	if k := result.BestIndex(yidx, eval, s.Stat, s.Bound()); k >= 0 {
+	if k := s.bestIndex(yidx, eval); k >= 0 {
 		opp = &Yardstick{Params: settings[k].Params(), Settings: len(yidx), Eval: s.Measure(eval(k)), Note: YardstickNote}
 	}
 	names, groups := result.ByPolicy(yard, func(k int) string { return settings[k].Policy() })
@@ -52,7 +56,7 @@ func (s SLO) Choose(settings []policy.Setting, yard int, train, eval func(k int)
 	for _, name := range names {
 		idx := groups[name]
 		c := Choice{Policy: name, Settings: len(idx)}
-		if k := result.BestIndex(idx, train, s.Stat, s.Bound()); k >= 0 {
+		if k := s.bestIndex(idx, train); k >= 0 {
 			c.Found, c.Params = true, settings[k].Params()
 			c.Train, c.Eval = s.Measure(train(k)), s.Measure(eval(k))
 			if opp != nil {

@@ -5,21 +5,97 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"mdk/policy"
 	"mdk/result"
+	"mdk/tier"
 )
 
-// SLO is a service-level objective on a promotion-rate statistic: the
-// statistic must be at most PPM parts per million.
+// SLO is a service-level objective on a promotion-rate statistic, or on a
+// tier model's slowdown estimate: the statistic must be at most PPM parts
+// per million.
+//
+// Stat is a promotion-rate statistic (result.Stats) or a tier metric
+// (tier.Metrics: slowdown, max_slowdown, as result.Stat). A tier metric
+// needs Tier, and Window, the traces' window length ([Run] sets it): the
+// statistic of a result is then its cost on Tier ([tier.Tier.Cost]), and a
+// window breaks the SLO when its own slowdown, promotions_w x m / window,
+// exceeds the bound.
 type SLO struct {
-	Stat result.Stat
-	PPM  int64
+	Stat   result.Stat
+	PPM    int64
+	Tier   *tier.Tier
+	Window time.Duration
+}
+
+// IsTier reports whether s is on a tier metric (slowdown, max_slowdown).
+func (s SLO) IsTier() bool {
+	_, ok := tier.ParseMetric(string(s.Stat))
+	return ok
+}
+
+// Check reports an SLO whose statistic is unknown, or on a tier metric
+// without a tier.
+func (s SLO) Check() error {
+	if s.IsTier() {
+		if s.Tier == nil {
+			return fmt.Errorf("tune: the SLO %s is on the tier model's slowdown estimate: it needs a tier (--tier)", s)
+		}
+		return nil
+	}
+	if _, ok := result.ParseStat(string(s.Stat)); !ok {
+		return fmt.Errorf("tune: unknown statistic %q (known: %s)", s.Stat, statNames())
+	}
+	return nil
+}
+
+// Value returns r's statistic under s: the promotion-rate statistic, or the
+// tier metric of r's cost on s.Tier.
+func (s SLO) Value(r *result.Result) float64 {
+	if m, ok := tier.ParseMetric(string(s.Stat)); ok {
+		return s.Tier.Cost(r, s.Window).Of(m)
+	}
+	return r.Stat(s.Stat)
+}
+
+// broken reports whether window w of r breaks the bound: its promotion
+// rate, compared exactly in integers (promotions*1e6 > PPM*accessed), or
+// for a tier metric its own slowdown (tier's arithmetic on that window).
+func (s SLO) broken(r *result.Result, w int) bool {
+	if s.IsTier() {
+		p := r.Promotions[w]
+		return s.Tier.CostOf(tier.Counts{Promotions: p, MaxPromotions: p, Windows: 1}, s.Window).MaxSlowdown > s.Bound()
+	}
+	return r.Promotions[w]*policy.MaxPPM > s.PPM*r.Accessed[w]
+}
+
+// bestIndex is result.BestIndex with s's statistic: of the settings idx
+// whose statistic on r(k) is within the bound, the one with the most
+// savings, ties to the lower statistic, then the earlier setting; -1 if
+// none.
+func (s SLO) bestIndex(idx []int, r func(k int) *result.Result) int {
+	if !s.IsTier() {
+		return result.BestIndex(idx, r, s.Stat, s.Bound())
+	}
+	rs := make([]*result.Result, len(idx))
+	for j, k := range idx {
+		rs[j] = r(k)
+	}
+	if b := result.BestBy(rs, s.Value, s.Bound()); b != nil {
+		for j, x := range rs {
+			if x == b {
+				return idx[j]
+			}
+		}
+	}
+	return -1
 }
 
 // ParseSLO parses STAT<=RATE, for example "max_pr<=2%" or "p99_pr <= 0.005".
-// STAT is max_pr, p99_pr, p98_pr or mean_pr; RATE is a percentage or a
-// fraction ([policy.ParseRate]). Only <= is accepted.
+// STAT is max_pr, p99_pr, p98_pr or mean_pr, or a tier metric (slowdown,
+// max_slowdown: the caller must set Tier, [SLO.Check]); RATE is a
+// percentage or a fraction ([policy.ParseRate]). Only <= is accepted.
 func ParseSLO(s string) (SLO, error) {
 	lhs, rhs, ok := strings.Cut(s, "<=")
 	if !ok {
@@ -27,6 +103,9 @@ func ParseSLO(s string) (SLO, error) {
 	}
 	name := strings.TrimSpace(lhs)
 	st, ok := result.ParseStat(name)
+	if m, isTier := tier.ParseMetric(name); isTier {
+		st, ok = result.Stat(m), true
+	}
 	if !ok {
 		return SLO{}, fmt.Errorf("bad SLO %q: unknown statistic %q (known: %s)", s, name, statNames())
 	}
@@ -46,6 +125,7 @@ func statNames() string {
 	for _, st := range result.Stats {
 		names = append(names, string(st))
 	}
+
 	return strings.Join(names, ", ")
 }
 
@@ -56,14 +136,15 @@ func (s SLO) Bound() float64 { return float64(s.PPM) / policy.MaxPPM }
 func (s SLO) String() string { return string(s.Stat) + "<=" + policy.FormatRate(s.PPM) }
 
 // Meets reports whether r's statistic is within the bound.
-func (s SLO) Meets(r *result.Result) bool { return r.Stat(s.Stat) <= s.Bound() }
+func (s SLO) Meets(r *result.Result) bool { return s.Value(r) <= s.Bound() }
 
 // BrokenWindows counts the windows of r whose promotion rate exceeds the
-// bound, compared exactly in integers: promotions*1e6 > PPM*accessed.
+// bound, compared exactly in integers: promotions*1e6 > PPM*accessed; for a
+// tier metric, the windows whose own slowdown exceeds the bound.
 func (s SLO) BrokenWindows(r *result.Result) int {
 	n := 0
-	for w, p := range r.Promotions {
-		if p*policy.MaxPPM > s.PPM*r.Accessed[w] {
+	for w := range r.Promotions {
+		if s.broken(r, w) {
 			n++
 		}
 	}
@@ -73,7 +154,7 @@ func (s SLO) BrokenWindows(r *result.Result) int {
 // Measure returns r's metrics under s, as Run reports them for a part.
 func (s SLO) Measure(r *result.Result) *Metrics {
 	m := &Metrics{
-		Stat:             r.Stat(s.Stat),
+		Stat:             s.Value(r),
 		Savings:          r.Savings(),
 		SavedPageWindows: r.Saved,
 		AlivePageWindows: r.Alive,
@@ -83,23 +164,32 @@ func (s SLO) Measure(r *result.Result) *Metrics {
 		MeetsSLO:         s.Meets(r),
 	}
 	if r.Sampled() {
-		stat, _ := result.MetricByName(string(s.Stat))
+		stat, ok := result.MetricByName(string(s.Stat))
+		if !ok {
+			stat = result.Metric{Name: string(s.Stat), Value: s.Value}
+		}
 		sav, _ := result.MetricByName("savings")
 		m.Err = &MetricsErr{Stat: r.Bound(stat), Savings: r.Bound(sav)}
 	}
 	return m
 }
 
-// MarshalJSON writes {"spec": "max_pr<=2%", "stat": "max_pr", "bound": 0.02, "bound_ppm": 20000}.
+// MarshalJSON writes {"spec": "max_pr<=2%", "stat": "max_pr", "bound": 0.02, "bound_ppm": 20000},
+// and for a tier metric "tier" too, the tier's name.
 func (s SLO) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
+	v := struct {
 		Spec     string  `json:"spec"`
 		Stat     string  `json:"stat"`
 		Bound    float64 `json:"bound"`
 		BoundPPM int64   `json:"bound_ppm"`
-	}{s.String(), string(s.Stat), s.Bound(), s.PPM})
+		Tier     string  `json:"tier,omitempty"`
+	}{s.String(), string(s.Stat), s.Bound(), s.PPM, ""}
+	if s.IsTier() && s.Tier != nil {
+		v.Tier = s.Tier.Name
+	}
+	err := enc.Encode(v)
 	return bytes.TrimSpace(b.Bytes()), err
 }

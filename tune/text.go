@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -26,6 +27,13 @@ func WriteText(w io.Writer, rep *Report) error {
 	var b strings.Builder
 	st := string(rep.SLO.Stat)
 	bound := policy.FormatRate(rep.SLO.PPM)
+	// A slowdown is often far below 0.01%: 4 significant digits.
+	stat := func(m *Metrics) string {
+		if rep.SLO.IsTier() && m.Err == nil {
+			return strconv.FormatFloat(100*m.Stat, 'g', 4, 64) + "%"
+		}
+		return pctErr(m, true)
+	}
 	fmt.Fprintf(&b, "SLO %s; settings chosen on the train part, measured on the eval part.\n", rep.SLO)
 	fmt.Fprintf(&b, "Policies run over whole traces; each part's metrics count only its windows.\n")
 	if rep.Sample != "" {
@@ -55,14 +63,14 @@ func WriteText(w io.Writer, rep *Report) error {
 			head = fmt.Sprintf("%+.2f pts", 100*c.OPPHeadroom)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", c.Policy, c.Settings, c.Params,
-			pctErr(c.Train, true), pctErr(c.Train, false), pctErr(c.Eval, true), pctErr(c.Eval, false),
+			stat(c.Train), pctErr(c.Train, false), stat(c.Eval), pctErr(c.Eval, false),
 			c.Eval.BrokenWindows, c.Eval.Windows, verdict, head, c.Note(st))
 	}
 	tw.Flush()
 	b.WriteString("\n")
 	if y := rep.OPP; y != nil {
 		fmt.Fprintf(&b, "Yardstick: opp:%s, best of %d OPP settings chosen on the eval part itself (an oracle's optimum there, not a tuned setting): eval %s %s, eval savings %s.\n",
-			y.Params, y.Settings, st, pctErr(y.Eval, true), pctErr(y.Eval, false))
+			y.Params, y.Settings, st, stat(y.Eval), pctErr(y.Eval, false))
 	} else {
 		fmt.Fprintf(&b, "Yardstick: no OPP setting meets %s on the eval part.\n", rep.SLO)
 	}

@@ -170,8 +170,8 @@ type input struct {
 //     evaluation part.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// 1.
-	if _, ok := result.ParseStat(string(cfg.SLO.Stat)); !ok {
-		return nil, fmt.Errorf("tune: unknown statistic %q (known: %s)", cfg.SLO.Stat, statNames())
+	if err := cfg.SLO.Check(); err != nil {
+		return nil, err
 	}
 	ins, err := inputs(cfg)
 	if err != nil {
@@ -181,6 +181,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.SLO.Window = window
 	rep := &Report{SLO: cfg.SLO, Window: Duration(window), Warnings: reuseWarnings(ins, cfg)}
 
 	// 2.

@@ -77,7 +77,7 @@ func (s SLO) drift(chosen, eval float64, factor float64) *Drift {
 func (s SLO) BrokeAt(name string, r *result.Result, rg Range) []Segment {
 	var out []Segment
 	for w := rg.First; w <= rg.Last; w++ {
-		if r.Promotions[w]*policy.MaxPPM <= s.PPM*r.Accessed[w] {
+		if !s.broken(r, w) {
 			continue
 		}
 		if n := len(out); n > 0 && out[n-1].Last == w-1 {
@@ -168,7 +168,7 @@ func (s SLO) ChooseOnValidation(idx []int, train, val func(k int) *result.Result
 			ok = append(ok, k)
 		}
 	}
-	return result.BestIndex(ok, val, s.Stat, s.Bound())
+	return s.bestIndex(ok, val)
 }
 
 // ChooseTheta runs the settings ss of one policy over the trace r (in one

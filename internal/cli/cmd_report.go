@@ -17,7 +17,9 @@ import (
 	"mdk/agent"
 	"mdk/policy"
 	"mdk/report"
+	"mdk/result"
 	"mdk/stats"
+	"mdk/tier"
 	"mdk/tune"
 )
 
@@ -72,12 +74,18 @@ where the evaluation statistic breaks the SLO, and the OPP yardstick.
 
 With --tier (a built-in tier or a tier file from mdk calibrate) the report
 also draws each policy's net savings against its slowdown on that tier, and
-its tables add the net savings and slowdown (docs/tiers.md).
+its tables add the net savings and slowdown (docs/tiers.md). With --tier,
+--x slowdown (or max_slowdown) puts --target on the tier's estimate: the
+best-setting table adds, per policy, the setting with the most savings at
+each "at most 1% slowdown" target (--x slowdown --target 1%; default
+targets 0.5%,1%,2%,5%), after the rows at the default max_pr targets, which
+the curves keep.
 
 TRACE must be a file (it is read twice: once for the summary, once for the
 curves; a third time with --slo).`,
 		Example: `  mdk report trace.mdkt -o report.html
   mdk report trace.mdkt -p age -p 'opp:r=0%..5%/0.1%' --target 1%,2% --log-x -o report.html
+  mdk report trace.mdkt --tier zram --x slowdown --target 0.1%,1% -o report.html
   mdk report trace.mdkt -o report.html --svg figures/ --setting age:A=20
   mdk report trace.mdkt -o report.html --slo 'max_pr<=2%' --train-windows 0..119`,
 		Args: exactArgs(1),
@@ -107,8 +115,16 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if err != nil {
 		return err
 	}
-	if isTierMetric(o.mpc.x) {
-		return usagef("--x %s: the report's curves and table take a promotion-rate statistic; with --tier it adds the net-savings vs slowdown curve", o.mpc.x)
+	// --x slowdown (or max_slowdown), with --tier: the targets are on the
+	// tier's estimate and add rows to the best-setting table; the curves
+	// stay on max_pr at the default targets.
+	var tierX tier.Metric
+	var tierTargets []float64
+	if m, ok := tier.ParseMetric(o.mpc.x); ok {
+		tierX, tierTargets, st, targets = m, targets, "", nil
+		if tierTargets == nil {
+			tierTargets = result.DefaultTargets
+		}
 	}
 	tr, err := loadTier(o.mpc.tier)
 	if err != nil {
@@ -117,6 +133,11 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	tcfg, err := o.tuneConfig()
 	if err != nil {
 		return err
+	}
+	if tcfg != nil {
+		if err := setSLOTier(&tcfg.SLO, tr); err != nil {
+			return err
+		}
 	}
 	var agentRun *report.AgentRun
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
@@ -153,7 +174,7 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 			return err
 		}
 	}
-	opts := report.Options{X: st, LogX: o.mpc.logX, Targets: targets, Settings: o.settings}
+	opts := report.Options{X: st, LogX: o.mpc.logX, Targets: targets, Settings: o.settings, TierX: tierX, TierTargets: tierTargets}
 	if err := writeFile(o.out, func(w io.Writer) error { return report.Generate(w, data, opts) }); err != nil {
 		return err
 	}

@@ -38,7 +38,11 @@ chosen on the evaluation part itself (an oracle's optimum there, not a tuned
 setting).
 
 The SLO is STAT<=RATE: STAT is max_pr, p99_pr, p98_pr or mean_pr, RATE a
-percentage (2%) or a fraction (0.02).
+percentage (2%) or a fraction (0.02). With --tier, STAT may also be slowdown
+(stall seconds per second over the part) or max_slowdown (its worst
+window), the tier model's estimate (docs/tiers.md): 'slowdown<=1%' chooses
+the setting with the most savings that loses at most 1% of the time to
+promotions on the training part, and judges it on the evaluation part.
 
 Splits:
   TRACE...                  each trace is cut by windows: by default the first
@@ -72,6 +76,7 @@ windows where it broke the SLO.
 --json prints the report with stable snake_case keys.`,
 		Example: `  mdk tune trace.mdkt --slo 'max_pr<=2%'
   mdk tune trace.mdkt --slo 'p99_pr<=1%' --train-windows 0..179 -p age -p 'pace:P=1..20,A=1..20'
+  mdk tune trace.mdkt --tier zram --slo 'slowdown<=1%'
   mdk tune --train run1.mdkt,run2.mdkt --eval run3.mdkt --slo 'max_pr<=2%' --json`,
 		Args: func(cmd *cobra.Command, args []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error { return runTune(e, o, args) },
@@ -114,6 +119,9 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 	}
 	tr, err := loadTier(o.tier)
 	if err != nil {
+		return err
+	}
+	if err := setSLOTier(&cfg.SLO, tr); err != nil {
 		return err
 	}
 	byTrace := len(o.train) > 0 || len(o.eval) > 0

@@ -30,6 +30,19 @@ func loadTier(s string) (*tier.Tier, error) {
 	return t, nil
 }
 
+// setSLOTier gives an SLO on a tier metric (slowdown, max_slowdown) its
+// tier, or refuses it without --tier.
+func setSLOTier(slo *tune.SLO, t *tier.Tier) error {
+	if !slo.IsTier() {
+		return nil
+	}
+	if t == nil {
+		return usagef("--slo %s is on the tier model's slowdown estimate: it needs --tier (a built-in tier such as zram, or a file from mdk calibrate)", slo)
+	}
+	slo.Tier = t
+	return nil
+}
+
 // isTierMetric reports whether --x names a tier metric (slowdown,
 // max_slowdown) rather than a promotion-rate statistic.
 func isTierMetric(x string) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,6 +39,10 @@ func TestTierGolden(t *testing.T) {
 		{"mpc-tier-table", []string{"mpc", example, "-p", "age:A=0..3", "-p", "opp:r=0|25%|50%", "--tier", "ssd", "--x", "slowdown", "--target", "0.0001%,1%"}},
 		{"mpc-tier-builtin", []string{"mpc", example, "-p", "age:A=1", "--tier", "ssd", "--target", "50%"}},
 		{"tune-tier", []string{"tune", example, "--slo", "max_pr<=40%", "-p", "age:A=1|2|3", "-p", "opp:r=0|25%", "--tier", q}},
+		{"tune-tier-slo", []string{"tune", example, "--slo", "slowdown<=0.0001%", "-p", "age:A=1..3", "-p", "paw:P=2,wait=1", "-p", "paw:P=4,wait=0",
+			"-p", "pace:P=3,A=2", "-p", "pace:P=inf,A=2", "--tier", "ssd"}},
+		{"tune-tier-slo-max", []string{"tune", example, "--slo", "max_slowdown<=0.0003%", "-p", "age:A=1..3", "-p", "opp:r=0|25%", "--tier", "ssd", "--json"}},
+		{"err-tune-slowdown-no-tier", []string{"tune", example, "--slo", "slowdown<=1%"}},
 		{"err-mpc-tier-x", []string{"mpc", example, "--x", "slowdown"}},
 		{"err-mpc-tier-unknown", []string{"mpc", example, "--tier", "nvme"}},
 	}
@@ -146,7 +151,7 @@ func TestFleetTier(t *testing.T) {
 }
 
 // TestReportTier writes a report with --tier: it has the tier's section and
-// columns; --x slowdown is refused (the report's x is a statistic).
+// columns; --x slowdown without --tier is refused.
 func TestReportTier(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.html")
 	code, _, errs := run(t, "", "report", example, "-p", "age:A=0..3", "-p", "opp", "--tier", quarterTier(t), "-o", out)
@@ -159,8 +164,40 @@ func TestReportTier(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	code, _, errs = run(t, "", "report", example, "--tier", "zram", "--x", "slowdown", "-o", out)
-	if code != ExitUsage || !strings.Contains(errs, "--x slowdown") {
-		t.Errorf("--x slowdown: exit %d, %s", code, errs)
+	if strings.Contains(string(page), "slowdown ≤") {
+		t.Errorf("report without --x slowdown has rows at slowdown targets")
+	}
+	code, _, errs = run(t, "", "report", example, "--x", "slowdown", "-o", out)
+	if code != ExitUsage || !strings.Contains(errs, "--x slowdown needs --tier") {
+		t.Errorf("--x slowdown without --tier: exit %d, %s", code, errs)
+	}
+}
+
+// TestReportTierTargets checks the best-setting table's rows at slowdown
+// targets (--tier ssd --x slowdown): on the worked example (10 windows of
+// 30 s, 100 us a promotion) a setting is at most 0.0001% slowdown exactly
+// when it has at most 3 promotions (3 x 1e5 / 3e11 = 1e-6), so age's best
+// there is A=2 (3 promotions; A=1 has 4) and OPP's r=0% (0 promotions, the
+// savings of r=25%, earlier); at 1% every setting qualifies. The rows at
+// the default max_pr targets stay.
+func TestReportTierTargets(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, _, errs := run(t, "", "report", example, "-p", "age:A=0..3", "-p", "opp:r=0|25%|50%", "--tier", "ssd", "--x", "slowdown", "--target", "0.0001%,1%", "-o", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	page, _ := os.ReadFile(out)
+	var got []string
+	for _, m := range regexp.MustCompile(`<tr data-policy="(\w+)" data-params="([^"]*)">\n<td>\w+</td><td data-v="[^"]*">([^<]*)</td>`).FindAllStringSubmatch(string(page), -1) {
+		got = append(got, m[1]+" "+m[3]+" "+m[2])
+	}
+	want := []string{
+		"age 0.5% ", "age 1% ", "age 2% ", "age 5% ",
+		"opp 0.5% r=0%", "opp 1% r=0%", "opp 2% r=0%", "opp 5% r=0%",
+		"age slowdown ≤ 0.0001% A=2", "age slowdown ≤ 1% A=0",
+		"opp slowdown ≤ 0.0001% r=0%", "opp slowdown ≤ 1% r=50%",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("best-setting rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
