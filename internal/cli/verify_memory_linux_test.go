@@ -19,6 +19,9 @@ func TestVerifyMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mdk verify over 297 settings")
 	}
+	if raceEnabled {
+		t.Skip("the race detector multiplies memory use")
+	}
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "mix.mdkt")
 	var stderr strings.Builder
