@@ -14,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"mdk/gen"
 	"mdk/internal/testutil"
+	"mdk/mpc"
+	"mdk/policy"
 	"mdk/result"
+	"mdk/trace"
 )
 
 // selfCheck is what report.js writes into #selfcheck.
@@ -194,5 +198,63 @@ func TestAgentChartInBrowser(t *testing.T) {
 	ch, ok := c.Charts["chart-agent"]
 	if !ok || ch.Series != 4 || ch.Points == 0 || !ch.Canvas || ch.Inked < 1000 {
 		t.Errorf("agent chart: %+v (drawn %v), want 4 series with ink", ch, ok)
+	}
+}
+
+// TestSampledCurvesInBrowser draws a sampled report in chromium: every
+// policy's curve has a third series, its points' error bars (from the
+// payload's xe and ye, result.Result.Bound), drawn with ink and without
+// script errors.
+func TestSampledCurvesInBrowser(t *testing.T) {
+	chromium := testutil.RequireTool(t, "chromium")
+	cfg := testConfig()
+	var ss []policy.Setting
+	for _, name := range []string{"age", "vmin", "opp"} {
+		ss = append(ss, policy.DefaultGrid(name, cfg.Window)...)
+	}
+	rs, err := mpc.Generate(context.Background(), gen.NewReader(cfg), ss, mpc.Options{Sample: trace.Sample{PPM: 100_000, Seed: 1}, Groups: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := *testReport(t)
+	d.Results = rs
+	var buf bytes.Buffer
+	if err := Generate(&buf, &d, Options{MaxPoints: 100}); err != nil {
+		t.Fatal(err)
+	}
+	var pl struct {
+		Curves []struct {
+			Points []struct {
+				YE float64 `json:"ye"`
+			} `json:"points"`
+		} `json:"curves"`
+	}
+	m := payloadRe.FindSubmatch(buf.Bytes())
+	if m == nil || json.Unmarshal(m[1], &pl) != nil || len(pl.Curves) != 3 {
+		t.Fatal("no curves in the embedded data")
+	}
+	bars := 0
+	for _, c := range pl.Curves {
+		for _, p := range c.Points {
+			if p.YE > 0 {
+				bars++
+			}
+		}
+	}
+	if bars == 0 {
+		t.Fatal("no savings bound on any point of a sampled report")
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, _ := openInBrowser(t, chromium, "file://"+path)
+	c := readSelfCheck(t, dom)
+	if len(c.Errors) > 0 {
+		t.Errorf("script errors: %q", c.Errors)
+	}
+	ch, ok := c.Charts["chart-mpc"]
+	if !ok || ch.Series != 3*3 || !ch.Canvas || ch.Inked < 1000 {
+		t.Errorf("curves chart: %+v (drawn %v), want 3 series per policy (points, frontier, error bars) with ink", ch, ok)
 	}
 }

@@ -240,7 +240,7 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 	}
 	if r := data.Results[0]; r.Sampled() {
 		pg.Header = append(slices.Clone(pg.Header), result.SampleHeader()...)
-		pg.Sample = fmt.Sprintf("Sampled: %s of the pages (a seeded hash of space and page). Counts (promotions, saved and alive page-windows, memory) are the sample's times %d; rates (promotion rates, savings) are the sample's own. ± is an approximate 95%% bound from %d disjoint random sub-samples; the *_err columns below give it for every metric.",
+		pg.Sample = fmt.Sprintf("Sampled: %s of the pages (a seeded hash of space and page). Counts (promotions, saved and alive page-windows, memory) are the sample's times %d; rates (promotion rates, savings) are the sample's own. ± is an approximate 95%% bound from %d disjoint random sub-samples; the *_err columns below give it for every metric. On the curves, each point's vertical bar is its savings ±; the statistic's ± is in its tooltip.",
 			policy.FormatRate(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
 	}
 	for _, c := range chosen {
@@ -371,6 +371,10 @@ type jsPoint struct {
 	Promotions int64   `json:"promotions"`
 	Saved      int64   `json:"saved"`
 	Frontier   bool    `json:"f,omitempty"` // on the policy's Pareto frontier (see WritePlot)
+	// On a sample: the error bounds of X and Y (result.Result.Bound),
+	// percent, drawn as error bars.
+	XErr float64 `json:"xe,omitempty"`
+	YErr float64 `json:"ye,omitempty"`
 	// On a tier's curve: net saved bytes and stall seconds per window.
 	NetBytes float64 `json:"net_bytes,omitempty"`
 	Stall    float64 `json:"stall,omitempty"`
@@ -440,11 +444,17 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 			}
 			x := map[result.Stat]float64{result.MaxPR: float64(rec.MaxPR), result.P99PR: float64(rec.P99PR),
 				result.P98PR: float64(rec.P98PR), result.MeanPR: float64(rec.MeanPR)}[o.X]
-			c.Points = append(c.Points, jsPoint{
+			pt := jsPoint{
 				X: round(100 * x), Y: round(100 * float64(rec.Savings)), Params: r.Params,
 				MaxPR: float64(rec.MaxPR), P99PR: float64(rec.P99PR), MeanPR: float64(rec.MeanPR),
 				Promotions: rec.Promotions, Saved: rec.SavedPageWindows,
-			})
+			}
+			if r.Sampled() {
+				stat, _ := result.MetricByName(string(o.X))
+				sav, _ := result.MetricByName("savings")
+				pt.XErr, pt.YErr = round(100*r.Bound(stat)), round(100*r.Bound(sav))
+			}
+			c.Points = append(c.Points, pt)
 		}
 		slices.SortStableFunc(c.Points, func(a, b jsPoint) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y)) })
 		for _, i := range frontier(c.Points, func(p jsPoint) (float64, float64) { return p.X, p.Y }) {

@@ -61,6 +61,19 @@
         name: c.policy, type: 'line', showSymbol: false, color: col, lineStyle: { width: 1.5 }, silent: true,
         data: c.points.filter(function (p) { return p.f; }).map(function (p) { return [fx(p.x), p.y]; })
       });
+      // On a sample: each point's error bar (the savings bound, up and
+      // down; the statistic's bound, often wide, is in the tooltip), one
+      // line series of segments broken by gaps.
+      var bars = [];
+      c.points.forEach(function (p) {
+        if (p.ye) bars.push([fx(p.x), Math.max(p.y - p.ye, 0)], [fx(p.x), p.y + p.ye], [fx(p.x), '-']);
+      });
+      if (bars.length) {
+        series.push({
+          name: c.policy, type: 'line', showSymbol: false, color: col, lineStyle: { width: 1, opacity: 0.45 }, silent: true,
+          connectNulls: false, data: bars
+        });
+      }
     });
     return series;
   }
@@ -90,7 +103,8 @@
           var p = d.data.p;
           if (!p) return '';
           return '<b>' + d.seriesName + ':' + p.params + '</b><br>' +
-            'savings: ' + fmt(p.y, 3) + '%<br>' +
+            'savings: ' + fmt(p.y, 3) + '%' + (p.ye ? ' ±' + fmt(p.ye, 3) : '') + '<br>' +
+            (p.xe ? D.x + ': ±' + fmt(p.xe, 4) + ' points<br>' : '') +
             'max_pr: ' + pct(p.max_pr) + '<br>p99_pr: ' + pct(p.p99_pr) + '<br>mean_pr: ' + pct(p.mean_pr) + '<br>' +
             'promotions: ' + fmt(p.promotions, 0) + '<br>saved page-windows: ' + fmt(p.saved, 0);
         }
