@@ -170,12 +170,22 @@ func TestReplayRefusedCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var total int64
+	// The locked pages are refused exactly. Besides them, the kernel may
+	// refuse a page that is still in a per-CPU LRU batch (not_lru), or one
+	// that an access raced with (unknown): those are transient, counted
+	// under their own reason (checkExact checks every refusal is counted and
+	// explained), and never a locked, shared or huge page here.
+	var total, transient int64
 	for w, r := range rows {
-		if r.Refused != want[w] || r.RefusedBy[collect.RefusedLocked] != want[w] {
-			t.Errorf("window %d: %d refused (%d locked), expected %d locked pages", w, r.Refused, r.RefusedBy[collect.RefusedLocked], want[w])
+		other := r.Refused - r.RefusedBy[collect.RefusedLocked]
+		if r.RefusedBy[collect.RefusedLocked] != want[w] || other != r.RefusedBy[collect.RefusedNotLRU]+r.RefusedBy[collect.RefusedUnknown] {
+			t.Errorf("window %d: %d refused (%d locked, by reason %v), expected %d locked pages and only transient others", w, r.Refused, r.RefusedBy[collect.RefusedLocked], r.RefusedBy, want[w])
 		}
 		total += r.Refused
+		transient += other
+	}
+	if transient > 0 {
+		t.Logf("%d pages refused while in a per-CPU batch or racing an access (not locked)", transient)
 	}
 	if total == 0 {
 		t.Fatal("no page was refused: the test checks nothing")
