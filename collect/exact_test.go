@@ -158,15 +158,7 @@ func TestRunExactGzip(t *testing.T) {
 	if compressed.Len() < 100 || compressed.Len() > data.Len() {
 		t.Errorf("gzip wrote %d bytes for %d: the program's stdout did not pass through", compressed.Len(), data.Len())
 	}
-	rd, c, err := trace.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tr, err := trace.ReadAll(rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.ReadTraceFile(t, out)
 	// gzip reads the 8-page input and keeps a 32 KiB window plus hash
 	// tables: well over 100 distinct pages, and several million instructions.
 	if len(tr.Windows) < 3 || len(tr.Pages) < 100 || len(tr.Windows) != res.Windows {

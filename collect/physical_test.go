@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"mdk/trace"
+	"mdk/internal/testutil"
 )
 
 // share maps pid's page vpn to the frame of from's page fromVPN (shared
@@ -51,15 +51,7 @@ func TestRecorderPhysical(t *testing.T) {
 	if _, err := r.RecordFile(context.Background(), out); err != nil {
 		t.Fatal(err)
 	}
-	rd, c, err := trace.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tr, err := trace.ReadAll(rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.ReadTraceFile(t, out)
 	swapEntry := k.procs[100].pme[0x402] & PagemapPFNMask
 	want := [][]string{
 		0: cat(ev("b", 0, shared, p401, p402, p800), ev("a", 0, shared)),

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"mdk/internal/testutil"
 	"mdk/trace"
 )
 
@@ -190,15 +191,7 @@ func recordFake(t *testing.T, sample trace.Sample) (*fakeKernel, *trace.Trace, S
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, c, err := trace.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tr, err := trace.ReadAll(rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.ReadTraceFile(t, out)
 	return k, tr, sum, want, log.String()
 }
 
@@ -265,15 +258,7 @@ func TestRecorderCgroup(t *testing.T) {
 	if sum.Reason != "the targets exited" || !slices.Equal(sum.Spaces, []int{300, 301}) {
 		t.Errorf("summary %+v", sum)
 	}
-	rd, c, err := trace.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tr, err := trace.ReadAll(rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.ReadTraceFile(t, out)
 	if d := cmp.Diff(want, events(tr)); d != "" {
 		t.Errorf("trace (-want +got):\n%s", d)
 	}
@@ -307,15 +292,7 @@ func TestRecorderCancel(t *testing.T) {
 	if sum.Windows != 3 || sum.Reason != "interrupted" {
 		t.Errorf("summary %+v", sum)
 	}
-	rd, c, err := trace.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tr, err := trace.ReadAll(rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.ReadTraceFile(t, out)
 	want := [][]string{cat(ev("a", 0, 0x10), ev("b", 0, 0x10)), ev("a", 0, 0x10), ev("a", 0, 0x10)}
 	if d := cmp.Diff(want, events(tr)); d != "" {
 		t.Errorf("trace (-want +got):\n%s", d)
@@ -415,15 +392,7 @@ func TestRecorderPartialLastWord(t *testing.T) {
 	if _, err := r.RecordFile(context.Background(), out); err != nil {
 		t.Fatal(err)
 	}
-	rd, c, err := trace.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tr, err := trace.ReadAll(rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.ReadTraceFile(t, out)
 	want := [][]string{
 		0: cat(ev("b", 0, 0x400, 0x500), ev("a", 0, 0x500)),
 		1: ev("a", 0, 0x500),

@@ -60,6 +60,22 @@ func ReadTextTrace(t testing.TB, path string) *trace.Trace {
 	return tr
 }
 
+// ReadTraceFile reads a trace file of any format (trace.Open) into memory,
+// failing the test on any error.
+func ReadTraceFile(t testing.TB, path string) *trace.Trace {
+	t.Helper()
+	r, c, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tr, err := trace.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 // EncodeBinary returns tr in the binary format (docs/trace-format.md).
 func EncodeBinary(t testing.TB, tr *trace.Trace) []byte {
 	t.Helper()
