@@ -20,7 +20,7 @@ var layers = [][]string{
 	{"trace", "result", "internal/outfile", "internal/memlimit", "internal/testsum", "internal/vmtest", "internal/vmtest/workload"},
 	{"policy", "tier", "stats", "gen", "importer", "workload", "internal/testutil", "gbdt", "internal/vmtest/workload/mdk-workload"},
 	{"sim", "mpc", "lopp", "collect", "calibrate"},
-	{"verify", "tune", "agent"},
+	{"verify", "tune", "agent", "headroom"},
 	{"report", "fleet", "fleet/fleettest"},
 	{"fleet/beam"},
 	{"internal/cli", "cmd/mdk-fleet"},

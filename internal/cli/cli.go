@@ -75,6 +75,7 @@ var commands = []func(*env) *cobra.Command{
 	newAgentCmd,
 	newWorkloadCmd,
 	newCalibrateCmd,
+	newHeadroomCmd,
 }
 
 const rootLong = `mdk, the Memory Designer's Kit, computes what proactive memory-reclamation

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"mdk/headroom"
+	"mdk/policy"
+	"mdk/result"
+	"mdk/trace"
+)
+
+type headroomOptions struct {
+	policy, vs string
+	x          string
+	json       bool
+	top        int
+	model      string
+}
+
+func newHeadroomCmd(e *env) *cobra.Command {
+	var o headroomOptions
+	cmd := &cobra.Command{
+		Use:   "headroom TRACE -p SETTING",
+		Short: "Split a setting's gap to OPP (or to another setting) into its causes, gap by gap",
+		Long: `Headroom runs a policy setting and a reference side by side in the reference
+simulator and compares them gap by gap (docs/headroom.md). The reference
+is --vs, by default OPP at the setting's own realised statistic (--x,
+max_pr unless given; the largest rate in ppm not above it), so both spend
+the same promotion budget.
+
+Every gap falls in exactly one class: reclaimed by both at the same window;
+by both, the setting later (savings lost to waiting); by both, the setting
+earlier (never against OPP); by the reference only (missed); by the setting
+only (spent: promotions where the reference would not); by neither. The
+classes' savings and promotions add up exactly to the two runs' totals
+(checked on every run). The missed, later and spent gaps are then split by
+the prior reuse distance at the touch, the idle length, the life's age and
+number of touches, the window, the address space and the memory region
+(address ranges: the pages of a space cut at holes of 1 MiB or more).
+
+It holds the trace in memory, as mdk sim does.`,
+		Example: `  mdk headroom testdata/example.txt -p age:A=1
+  mdk headroom trace.mdkt -p 'paw:P=4,wait=2' --vs opp:r=2%
+  mdk headroom trace.mdkt -p age:A=10 --vs 'pace:P=8,A=10' --json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runHeadroom(e, o, args[0]) },
+	}
+	cmd.Flags().StringVarP(&o.policy, "policy", "p", "", "the policy `SETTING` compared (one setting, required)")
+	cmd.Flags().StringVar(&o.vs, "vs", "", "the reference `SETTING`; default: opp at the setting's own --x statistic")
+	cmd.Flags().StringVar(&o.x, "x", "max_pr", "promotion-rate `statistic` of the default reference: max_pr, p99_pr, p98_pr or mean_pr")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the comparison as JSON (every bucket)")
+	cmd.Flags().IntVar(&o.top, "top", 10, "print the `N` address spaces and regions with the most headroom, the rest summed (0: all)")
+	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
+	return cmd
+}
+
+// oneSetting parses spec, which must name exactly one setting.
+func oneSetting(flag, spec string, h trace.Header, m policy.Scorer) (policy.Setting, error) {
+	ss, err := policy.Parse(spec, h.Window)
+	if err != nil {
+		return nil, usagef("%s %v", flag, err)
+	}
+	if len(ss) != 1 {
+		return nil, usagef("%s %q: want one setting, got a grid of %d", flag, spec, len(ss))
+	}
+	if err := policy.AttachModel(ss, m); err != nil {
+		return nil, usageError{err}
+	}
+	return ss[0], nil
+}
+
+func runHeadroom(e *env, o headroomOptions, path string) error {
+	if o.policy == "" {
+		return usagef("headroom needs -p SETTING")
+	}
+	st, ok := result.ParseStat(o.x)
+	if !ok {
+		return usagef("--x %q: want max_pr, p99_pr, p98_pr or mean_pr", o.x)
+	}
+	if o.top < 0 {
+		return usagef("--top %d: want 0 or more", o.top)
+	}
+	r, c, err := e.openTrace(path)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	m, err := loadModel(o.model)
+	if err != nil {
+		return err
+	}
+	s, err := oneSetting("--policy", o.policy, r.Header(), m)
+	if err != nil {
+		return err
+	}
+	var ref policy.Setting
+	if o.vs != "" {
+		if ref, err = oneSetting("--vs", o.vs, r.Header(), m); err != nil {
+			return err
+		}
+	}
+	t, err := trace.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if sm := t.Header.Sample; !sm.All() {
+		fmt.Fprintf(e.stderr, "mdk: the trace is a %s sample of the pages: counts are the sample's, not scaled\n", sm)
+	}
+	var cmp *headroom.Comparison
+	if ref == nil {
+		cmp, err = headroom.CompareOPP(e.ctx, t, s, st, headroom.Options{})
+	} else {
+		cmp, err = headroom.Compare(e.ctx, t, s, ref, headroom.Options{})
+	}
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return headroom.WriteJSON(e.stdout, cmp)
+	}
+	return headroom.WriteText(e.stdout, cmp, o.top)
+}
