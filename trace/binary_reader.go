@@ -35,6 +35,8 @@ type binaryReader struct {
 	comp    []byte
 	raw     []byte
 	small   [blockHeaderSize]byte
+	version uint32
+	parts   Partitioning // version 3's
 }
 
 // NewBinaryReader returns a reader of a binary trace (docs/trace-format.md)
@@ -47,6 +49,9 @@ func NewBinaryReader(r io.Reader, name string) (Reader, error) {
 	br := &binaryReader{r: r, name: name, next: 0}
 	if err := br.readHeader(); err != nil {
 		return nil, err
+	}
+	if br.version == BinaryPartitionedVersion {
+		return newPartReader(br), nil
 	}
 	return br, nil
 }
@@ -89,9 +94,10 @@ func (br *binaryReader) readHeader() error {
 		return err
 	}
 	version := binary.LittleEndian.Uint32(fixed[8:])
-	if version != BinaryVersion && version != BinarySampledVersion {
-		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads versions %d and %d)", version, BinaryVersion, BinarySampledVersion)
+	if version != BinaryVersion && version != BinarySampledVersion && version != BinaryPartitionedVersion {
+		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads versions %d, %d and %d)", version, BinaryVersion, BinarySampledVersion, BinaryPartitionedVersion)
 	}
+	br.version = version
 	h := binary.LittleEndian.Uint32(fixed[12:])
 	if h > maxHeaderBytes {
 		return br.corrupt(12, nil, "header length %d exceeds the limit of %d bytes", h, maxHeaderBytes)
@@ -122,6 +128,23 @@ func (br *binaryReader) readHeader() error {
 			return br.corrupt(16, nil, "header: sampling rate %d ppm: want a divisor of 1000000 below it", ppm)
 		}
 		sample.PPM = int64(ppm)
+	}
+	var parts Partitioning
+	if version == BinaryPartitionedVersion {
+		ppm := d.uvarint()
+		parts.Seed = d.uvarint()
+		n := d.uvarint()
+		if d.bad == "" && ppm != 0 && (ppm >= SampleAll || SampleAll%ppm != 0) {
+			return br.corrupt(16, nil, "header: sampling rate %d ppm: want 0 (a whole trace) or a divisor of 1000000 below it", ppm)
+		}
+		if d.bad == "" && (n < 1 || n > MaxPartitions) {
+			return br.corrupt(16, nil, "header: %d partitions: want 1 .. %d", n, MaxPartitions)
+		}
+		if ppm != 0 {
+			sample = Sample{PPM: int64(ppm), Seed: parts.Seed}
+		}
+		parts.Count = int(n)
+		br.parts = parts
 	}
 	srcLen := d.uvarint()
 	switch {
@@ -198,37 +221,29 @@ func (br *binaryReader) Read() (*Window, error) {
 	return win, nil
 }
 
-func (br *binaryReader) read() (*Window, error) {
-	// Step 1.
-	start := br.off
+// readTag reads a block's tag into br.small[0]; the file must not end
+// before it.
+func (br *binaryReader) readTag(start int64) error {
 	n, err := io.ReadFull(br.r, br.small[:1])
 	br.off += int64(n)
 	if n == 0 {
 		if err == nil || errors.Is(err, io.EOF) {
-			return nil, br.corrupt(start, io.ErrUnexpectedEOF, "truncated: no end block after window %d (the writer did not finish)", br.next-1)
+			return br.corrupt(start, io.ErrUnexpectedEOF, "truncated: no end block after window %d (the writer did not finish)", br.next-1)
 		}
-		return nil, br.corrupt(start, err, "read block: %v", err)
+		return br.corrupt(start, err, "read block: %v", err)
+	}
+	return nil
+}
+
+func (br *binaryReader) read() (*Window, error) {
+	// Step 1.
+	start := br.off
+	if err := br.readTag(start); err != nil {
+		return nil, err
 	}
 	switch br.small[0] {
 	case tagEnd:
-		if err := br.readFull(br.small[1:endBlockSize], start, "end block"); err != nil {
-			return nil, err
-		}
-		crc := crc32.Checksum(br.small[:5], castagnoli)
-		if got := binary.LittleEndian.Uint32(br.small[5:]); got != crc {
-			return nil, br.corrupt(start, ErrChecksum, "end block checksum mismatch: stored %08x, computed %08x", got, crc)
-		}
-		count := binary.LittleEndian.Uint32(br.small[1:])
-		if int64(count) != int64(br.next) {
-			return nil, br.corrupt(start, nil, "end block says %d windows, the file has %d", count, br.next)
-		}
-		if br.hdr.Windows != 0 && br.hdr.Windows != br.next {
-			return nil, br.corrupt(start, nil, "header declares %d windows, the file has %d", br.hdr.Windows, br.next)
-		}
-		if m, _ := io.ReadFull(br.r, br.small[:1]); m != 0 {
-			return nil, br.corrupt(br.off, nil, "unexpected data after the end block")
-		}
-		return nil, io.EOF
+		return nil, br.readEnd(start)
 	case tagWindow:
 	default:
 		return nil, br.corrupt(start, nil, "bad block tag 0x%02x, want 'W' (window %d) or 'E' (end)", br.small[0], br.next)
@@ -250,6 +265,7 @@ func (br *binaryReader) read() (*Window, error) {
 	if u > maxBlockBytes || c > maxBlockBytes {
 		return nil, br.corrupt(start, nil, "window %d block sizes %d (raw) / %d (compressed) exceed the limit of %d", br.next, u, c, maxBlockBytes)
 	}
+	var err error
 	br.comp, err = br.readGrowing(br.comp, int(c), start, " block payload")
 	if err != nil {
 		return nil, err
@@ -282,24 +298,77 @@ func (br *binaryReader) read() (*Window, error) {
 	return win, nil
 }
 
+// readEnd reads the end block whose tag, at start, was read: it returns
+// io.EOF if it is intact and ends the file.
+func (br *binaryReader) readEnd(start int64) error {
+	if err := br.readFull(br.small[1:endBlockSize], start, "end block"); err != nil {
+		return err
+	}
+	crc := crc32.Checksum(br.small[:5], castagnoli)
+	if got := binary.LittleEndian.Uint32(br.small[5:]); got != crc {
+		return br.corrupt(start, ErrChecksum, "end block checksum mismatch: stored %08x, computed %08x", got, crc)
+	}
+	count := binary.LittleEndian.Uint32(br.small[1:])
+	if int64(count) != int64(br.next) {
+		return br.corrupt(start, nil, "end block says %d windows, the file has %d", count, br.next)
+	}
+	if br.hdr.Windows != 0 && br.hdr.Windows != br.next {
+		return br.corrupt(start, nil, "header declares %d windows, the file has %d", br.hdr.Windows, br.next)
+	}
+	if m, _ := io.ReadFull(br.r, br.small[:1]); m != 0 {
+		return br.corrupt(br.off, nil, "unexpected data after the end block")
+	}
+	return io.EOF
+}
+
 // decode parses br.raw into br.wins[br.cur] and appends the new pages to br.pages.
 // It returns what is wrong, or "".
 func (br *binaryReader) decode() string {
 	d := decoder{p: br.raw}
 	win := &br.wins[br.cur]
 	win.Reset(br.next)
-	n := d.uvarint()
+	n, listed, msg := decodeWindow(&d, win, br.npages, br.count)
+	if listed {
+		if !br.discard {
+			br.pages = append(br.pages, win.New...)
+		}
+		br.npages += n
+	}
+	if msg != "" {
+		return msg
+	}
+	if d.i != len(d.p) {
+		return fmt.Sprintf("%d unexpected bytes after the f list", len(d.p)-d.i)
+	}
+	return ""
+}
+
+// decodeWindow decodes one window payload (docs/trace-format.md) from d
+// into win, which was Reset: its new pages get the dense IDs from base on,
+// and are counted in Unlisted instead of listed if count. It returns the number of
+// new pages, or what is wrong.
+func decodeWindow(d *decoder, win *Window, base uint64, count bool) (n uint64, listed bool, msg string) {
+	if n, msg = decodeNew(d, win, base, count); msg != "" {
+		return 0, false, msg
+	}
+	return n, true, decodeLists(d, win, base+n)
+}
+
+// decodeNew decodes a window's new pages from d, appending them to win.New
+// (or counting them in win.Unlisted if count). It returns their number, or
+// what is wrong.
+func decodeNew(d *decoder, win *Window, base uint64, count bool) (n uint64, msg string) {
+	n = d.uvarint()
 	if d.bad != "" {
-		return d.bad
+		return 0, d.bad
 	}
 	if n > uint64(len(d.p)-d.i)/2 {
-		return fmt.Sprintf("new-page count %d exceeds what the %d remaining bytes can hold", n, len(d.p)-d.i)
+		return 0, fmt.Sprintf("new-page count %d exceeds what the %d remaining bytes can hold", n, len(d.p)-d.i)
 	}
-	base := br.npages
 	if base+n > maxPages {
-		return fmt.Sprintf("too many pages (max %d)", uint64(maxPages))
+		return 0, fmt.Sprintf("too many pages (max %d)", uint64(maxPages))
 	}
-	if !br.count {
+	if !count {
 		win.New = slices.Grow(win.New, int(n))
 	}
 	var prev Page
@@ -307,31 +376,32 @@ func (br *binaryReader) decode() string {
 		ds := d.uvarint()
 		x := d.uvarint()
 		if d.bad != "" {
-			return fmt.Sprintf("new page %d: %s", k, d.bad)
+			return 0, fmt.Sprintf("new page %d: %s", k, d.bad)
 		}
 		p := Page{Space: prev.Space, Page: prev.Page + x}
 		if ds != 0 {
 			s := uint64(prev.Space) + ds
 			if s > 1<<32-1 {
-				return fmt.Sprintf("new page %d: space %d does not fit in 32 bits", k, s)
+				return 0, fmt.Sprintf("new page %d: space %d does not fit in 32 bits", k, s)
 			}
 			p = Page{Space: uint32(s), Page: x}
 		} else if x == 0 && k > 0 || p.Page < prev.Page {
-			return fmt.Sprintf("new page %d: %v is not above the previous new page %v", k, p, prev)
+			return 0, fmt.Sprintf("new page %d: %v is not above the previous new page %v", k, p, prev)
 		}
-		if !br.count {
+		if !count {
 			win.New = append(win.New, p)
 		}
 		prev = p
 	}
-	if br.count {
-		win.Unlisted = int(n)
+	if count {
+		win.Unlisted += int(n)
 	}
-	if !br.discard {
-		br.pages = append(br.pages, win.New...)
-	}
-	br.npages += n
-	total := br.npages
+	return n, ""
+}
+
+// decodeLists decodes a window's three lists from d into win, every ID
+// below total. It returns what is wrong, or "".
+func decodeLists(d *decoder, win *Window, total uint64) string {
 	var msg string
 	if win.Accessed, msg = d.list(win.Accessed, total); msg != "" {
 		return "a list: " + msg
@@ -341,9 +411,6 @@ func (br *binaryReader) decode() string {
 	}
 	if win.Freed, msg = d.list(win.Freed, total); msg != "" {
 		return "f list: " + msg
-	}
-	if d.i != len(d.p) {
-		return fmt.Sprintf("%d unexpected bytes after the f list", len(d.p)-d.i)
 	}
 	return ""
 }

@@ -40,6 +40,25 @@ type binaryWriter struct {
 // window whose WriteWindow returned. Close writes the end block; it does not
 // close w. When h.Windows is not 0 exactly that many windows must be written.
 func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
+	return newBinaryWriter(w, h, Partitioning{})
+}
+
+// NewPartitionedWriter returns a writer of a partitioned binary trace
+// (version [BinaryPartitionedVersion], docs/trace-format.md) of p.Count
+// partitions to w, and writes the file header. The partitions' hash uses
+// p.Seed, or h.Sample's seed if the trace is sampled.
+//
+// The windows are written a segment at a time (up to 8 MiB of payload, or
+// 1024 windows), each with one Write: a writer that dies loses the segment
+// it was filling. Close writes the last one.
+func NewPartitionedWriter(w io.Writer, h Header, p Partitioning) (Writer, error) {
+	if !p.On() {
+		return nil, fmt.Errorf("trace: binary writer: %d partitions: want 1 .. %d", p.Count, MaxPartitions)
+	}
+	return newBinaryWriter(w, h, p)
+}
+
+func newBinaryWriter(w io.Writer, h Header, parts Partitioning) (Writer, error) {
 	if _, _, err := zstdCoders(); err != nil {
 		return nil, fmt.Errorf("trace: binary writer: %w", err)
 	}
@@ -59,6 +78,15 @@ func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
 		if err := h.Sample.Validate(); err != nil {
 			return nil, fmt.Errorf("trace: binary writer: %w", err)
 		}
+	}
+	switch {
+	case parts.On():
+		if err := parts.Validate(); err != nil {
+			return nil, fmt.Errorf("trace: binary writer: %w", err)
+		}
+		version = BinaryPartitionedVersion
+		fields = partitionFields(fields, h, parts)
+	case !h.Sample.All():
 		version = BinarySampledVersion
 		fields = binary.AppendUvarint(fields, uint64(h.Sample.PPM))
 		fields = binary.AppendUvarint(fields, h.Sample.Seed)
@@ -71,6 +99,9 @@ func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(fields)))
 	buf = append(buf, fields...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf[len(BinaryMagic):], castagnoli))
+	if parts.On() {
+		return newPartWriter(w, h, parts, check, buf)
+	}
 	if _, err := w.Write(buf); err != nil {
 		return nil, fmt.Errorf("trace: write binary header: %w", err)
 	}
@@ -152,15 +183,8 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 	raw := binary.AppendUvarint(bw.raw[:0], uint64(n))
 	var prev Page
 	for _, i := range bw.order {
-		p := win.New[i]
-		if p.Space != prev.Space {
-			raw = binary.AppendUvarint(raw, uint64(p.Space-prev.Space))
-			raw = binary.AppendUvarint(raw, p.Page)
-		} else {
-			raw = append(raw, 0)
-			raw = binary.AppendUvarint(raw, p.Page-prev.Page)
-		}
-		prev = p
+		raw = appendNewPage(raw, prev, win.New[i])
+		prev = win.New[i]
 	}
 	for _, l := range [...]struct {
 		kind Kind
@@ -221,6 +245,17 @@ func (bw *binaryWriter) WriteWindow(win *Window) error {
 	}
 	bw.check.done(n)
 	return nil
+}
+
+// appendNewPage appends the new-page entry of p, which follows prev in
+// (space, page) order, to raw.
+func appendNewPage(raw []byte, prev, p Page) []byte {
+	if p.Space != prev.Space {
+		raw = binary.AppendUvarint(raw, uint64(p.Space-prev.Space))
+		return binary.AppendUvarint(raw, p.Page)
+	}
+	raw = append(raw, 0)
+	return binary.AppendUvarint(raw, p.Page-prev.Page)
 }
 
 // pageOf names a file ID for an error message, as well as it can.

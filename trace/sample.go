@@ -356,3 +356,12 @@ func parseSampleHeader(v string) (Sample, error) {
 	}
 	return Sample{PPM: ppm, Seed: seed}, nil
 }
+
+// Partitioning returns the partitions of the trace sampled, if it is a
+// partitioned binary trace (else the zero Partitioning).
+func (sr *SampleReader) Partitioning() Partitioning {
+	if pr, ok := sr.sp.r.(PartitionedReader); ok {
+		return pr.Partitioning()
+	}
+	return Partitioning{}
+}

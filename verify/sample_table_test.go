@@ -1,19 +1,16 @@
 package verify
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
 	"mdk/gen"
-	"mdk/importer"
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
@@ -44,38 +41,8 @@ func TestSampleErrorTable(t *testing.T) {
 		}
 		trs = append(trs, named{"gen " + m, tr})
 	}
-	csv := importer.CSVOptions{TimeCol: 2, IDCol: 5, SizeCol: 4, Header: true}
-	for _, in := range []struct {
-		name, format, file string
-		o                  importer.Options
-	}{
-		{"cloudPhysicsIO csv, block map", "csv", "cloudPhysicsIO.csv", importer.Options{Map: importer.MapBlock, Window: 30 * time.Second, CSV: csv}},
-		{"cloudPhysicsIO oracleGeneral", "oracle-general", "cloudPhysicsIO.oracleGeneral.bin", importer.Options{Window: 30 * time.Second}},
-		{"gzip address trace", "address", "gzip.trace.gz", importer.Options{WindowRequests: 10000}},
-		{"w106 lbn32", "lbn32", "w106.trace.xz", importer.Options{WindowRequests: 100000}},
-		{"damon.data", "damon", "damon.data", importer.Options{Window: time.Second}},
-		{"damon perf script", "damon-perf", "perf.data.script", importer.Options{Window: time.Second}},
-	} {
-		data, err := os.ReadFile(filepath.Join("../importer/testdata", in.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		_, err = importer.Import(context.Background(), in.format, bytes.NewReader(data), in.file, in.o, func(h trace.Header) (trace.Writer, error) {
-			return trace.NewBinaryWriter(&buf, h)
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", in.file, err)
-		}
-		r, err := trace.NewBinaryReader(&buf, in.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := trace.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		trs = append(trs, named{in.name, tr})
+	for _, rt := range realTraces(t) {
+		trs = append(trs, named{rt.name, rt.tr})
 	}
 
 	var settings []policy.Setting

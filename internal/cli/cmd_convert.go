@@ -13,9 +13,11 @@ import (
 )
 
 type convertOptions struct {
-	format string
-	rate   string
-	seed   uint64
+	format     string
+	rate       string
+	seed       uint64
+	partitions int
+	parts      bool // --partitions was given
 }
 
 func newConvertCmd(e *env) *cobra.Command {
@@ -38,17 +40,29 @@ use mdk check --salvage to keep the intact prefix.
 
 --sample RATE writes only the pages a seeded hash of (space, page) keeps
 (the sample of mdk mpc --sample, and of mdk record --sample), with the rate
-and seed in OUT's header so that every command scales its counts.`,
+and seed in OUT's header so that every command scales its counts.
+
+--partitions N writes a partitioned binary trace (version 3): each window's
+pages grouped into N partitions by the same seeded hash (--sample-seed), so
+that a sample of it reads only its first partitions and the curves can be
+computed partition by partition. --partitions 0 writes an unpartitioned
+trace (version 1, or 2 if sampled); without the flag OUT keeps IN's
+partitions.`,
 		Example: `  mdk convert example.txt example.mdkt
   mdk convert trace.mdkt - --format text | less
   mdk gen -o - --format binary | mdk convert - big.txt
-  mdk convert big.mdkt big-1pct.mdkt --sample 1%`,
+  mdk convert big.mdkt big-1pct.mdkt --sample 1%
+  mdk convert big.mdkt big-parts.mdkt --partitions 100`,
 		Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return runConvert(e, o, args[0], args[1]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.parts = cmd.Flags().Changed("partitions")
+			return runConvert(e, o, args[0], args[1])
+		},
 	}
 	cmd.Flags().StringVar(&o.format, "format", "", "output `format`: text or binary (default: by OUT's extension)")
 	cmd.Flags().StringVar(&o.rate, "sample", "", "keep only a spatial sample of the pages: `RATE` such as 1% (1/N of 100%)")
-	cmd.Flags().Uint64Var(&o.seed, "sample-seed", 1, "`seed` of the sampling hash")
+	cmd.Flags().Uint64Var(&o.seed, "sample-seed", 1, "`seed` of the sampling hash (and of the partitions')")
+	cmd.Flags().IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("write a partitioned binary trace of `N` partitions (1..%d; 0: unpartitioned; default: as IN)", trace.MaxPartitions))
 	return cmd
 }
 
@@ -80,6 +94,12 @@ type traceOutput struct {
 
 // createTrace starts a trace in format f at path ("-": standard output).
 func (e *env) createTrace(f *trace.Format, path string, h trace.Header) (*traceOutput, error) {
+	return e.createTraceParts(f, path, h, trace.Partitioning{})
+}
+
+// createTraceParts starts a trace as createTrace does, partitioned (a
+// binary trace of version 3) if parts is on.
+func (e *env) createTraceParts(f *trace.Format, path string, h trace.Header, parts trace.Partitioning) (*traceOutput, error) {
 	out := &traceOutput{}
 	var w io.Writer = e.stdout
 	if path != "-" {
@@ -89,7 +109,13 @@ func (e *env) createTrace(f *trace.Format, path string, h trace.Header) (*traceO
 		}
 		out.file, w = file, file
 	}
-	tw, err := f.NewWriter(w, h)
+	newWriter := f.NewWriter
+	if parts.On() {
+		newWriter = func(w io.Writer, h trace.Header) (trace.Writer, error) {
+			return trace.NewPartitionedWriter(w, h, parts)
+		}
+	}
+	tw, err := newWriter(w, h)
 	if err != nil {
 		out.abort()
 		return nil, err
@@ -151,7 +177,23 @@ func runConvert(e *env, o convertOptions, in, out string) error {
 			return err
 		}
 	}
-	w, err := e.createTrace(f, out, r.Header())
+	var parts trace.Partitioning
+	if pr, ok := r.(trace.PartitionedReader); ok && f.Name == "binary" {
+		parts = pr.Partitioning()
+	}
+	if sr, ok := r.(*trace.SampleReader); ok && f.Name == "binary" {
+		parts = sr.Partitioning()
+	}
+	if o.parts {
+		parts = trace.Partitioning{Count: o.partitions, Seed: o.seed}
+		if err := parts.Validate(); err != nil {
+			return usagef("--partitions: %v", err)
+		}
+		if o.partitions > 0 && f.Name != "binary" {
+			return usagef("--partitions: only the binary format is partitioned")
+		}
+	}
+	w, err := e.createTraceParts(f, out, r.Header(), parts)
 	if err != nil {
 		return err
 	}

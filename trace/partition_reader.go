@@ -1,0 +1,432 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// PartitionedReader is implemented by the reader of a partitioned binary
+// trace (version 3). Besides the merged windows of Read (every selected
+// partition's pages, with dense IDs of their own), it gives each
+// partition's windows apart, for engines that work per partition: call
+// NextSegment, then PartitionWindow for each window of the segment and each
+// selected partition. Use one way or the other, not both.
+type PartitionedReader interface {
+	Reader
+	// SelectPartitions makes the reader read the first n partitions only,
+	// skipping the others' bytes without decoding them. Call it before the
+	// first Read or NextSegment.
+	SelectPartitions(n int)
+	// Selected returns the number of partitions read.
+	Selected() int
+	// Partitioning returns the trace's partitions: their number, and the
+	// hash's seed (a sampled trace's sample seed).
+	Partitioning() Partitioning
+	// NextSegment reads the next segment's index, its new pages and the
+	// selected partitions' payloads, and returns its first window and
+	// number of windows, or io.EOF after the last.
+	NextSegment() (first, n int, err error)
+	// PartitionWindow decodes partition p's next window of the segment
+	// into win, in p's own dense IDs (its pages numbered in order of first
+	// appearance in p), counting its new pages in Unlisted if count. Calls
+	// for different partitions may run concurrently.
+	PartitionWindow(p int, win *Window, count bool) error
+}
+
+// partReader reads a partitioned binary trace.
+type partReader struct {
+	br    *binaryReader // the file, its header and the next window to return
+	pt    partitioner
+	nsel  int         // the first nsel partitions are read
+	pages partState   // the new pages' payload
+	parts []partState // the partitions'
+	// The current segment.
+	first, n, k int
+	segPages    []Page   // its new pages, window by window
+	segPart     []uint16 // and the partition of each
+	winStart    []int    // window k's pages are segPages[winStart[k]:winStart[k+1]]
+	// The merged windows.
+	l2g       [][]uint32 // per partition: its ID -> merged ID
+	npages    uint64     // pages of the selected partitions
+	npagesAll uint64     // pages of all partitions
+	discard   bool
+	count     bool
+	double    bool
+	wins      [2]Window
+	cur       int
+	scratch   Window
+	err       error
+}
+
+// partState is one payload of the current segment.
+type partState struct {
+	u, c   int
+	stored bool
+	crc    uint32
+	off    int64 // the payload's byte offset in the file
+	comp   []byte
+	raw    []byte
+	d      decoder
+	ready  bool   // comp checked and decompressed into raw
+	done   int    // windows of the segment decoded
+	npages uint64 // the partition's pages so far
+	err    error  // sticky, for PartitionWindow
+	idx    []int  // the segment's pages in this partition (into segPages)
+	ic     int    // the next of idx
+}
+
+func newPartReader(br *binaryReader) *partReader {
+	P := br.parts.Count
+	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), nsel: P}
+	pr.parts = make([]partState, P)
+	pr.l2g = make([][]uint32, P)
+	return pr
+}
+
+func (pr *partReader) Header() Header { return pr.br.hdr }
+func (pr *partReader) Pages() []Page  { return pr.br.pages }
+
+// DiscardPages stops keeping the merged page table.
+func (pr *partReader) DiscardPages() { pr.discard = true }
+
+// CountNew counts the merged windows' new pages instead of listing them.
+func (pr *partReader) CountNew() { pr.count, pr.discard = true, true }
+
+// DoubleBuffer makes Read alternate between two windows.
+func (pr *partReader) DoubleBuffer() { pr.double = true }
+
+func (pr *partReader) SelectPartitions(n int) { pr.nsel = max(0, min(n, len(pr.parts))) }
+func (pr *partReader) Selected() int          { return pr.nsel }
+
+func (pr *partReader) Partitioning() Partitioning { return pr.br.parts }
+
+func (pr *partReader) corrupt(off int64, last int, cause error, format string, args ...any) *CorruptError {
+	return &CorruptError{File: pr.br.name, Offset: off, LastWindow: last, Msg: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// NextSegment reads the next block: a segment's index and payloads, or the
+// end block.
+func (pr *partReader) NextSegment() (int, int, error) {
+	if pr.err != nil {
+		return 0, 0, pr.err
+	}
+	first, n, err := pr.nextSegment()
+	if err != nil {
+		pr.err = err
+		return 0, 0, err
+	}
+	return first, n, nil
+}
+
+func (pr *partReader) nextSegment() (int, int, error) {
+	br := pr.br
+	if pr.n > 0 {
+		// Every selected partition must have been read to the segment's end.
+		for p := range pr.nsel {
+			ps := &pr.parts[p]
+			if ps.done != pr.n {
+				return 0, 0, fmt.Errorf("trace: %s: partition %d: %d of the segment's %d windows read before the next segment", br.name, p, ps.done, pr.n)
+			}
+			if ps.d.i != len(ps.d.p) {
+				return 0, 0, pr.corrupt(ps.off, pr.first+pr.n-2, nil, "partition %d payload: %d unexpected bytes after window %d", p, len(ps.d.p)-ps.d.i, pr.first+pr.n-1)
+			}
+		}
+		br.next = pr.first + pr.n
+	}
+	pr.n, pr.k = 0, 0
+	start := br.off
+	if err := br.readTag(start); err != nil {
+		return 0, 0, err
+	}
+	switch br.small[0] {
+	case tagEnd:
+		return 0, 0, br.readEnd(start)
+	case tagSegment:
+	default:
+		return 0, 0, br.corrupt(start, nil, "bad block tag 0x%02x, want 'S' (a segment from window %d) or 'E' (end)", br.small[0], br.next)
+	}
+	if err := br.readFull(br.small[1:segmentHeaderSize], start, " segment header"); err != nil {
+		return 0, 0, err
+	}
+	first := binary.LittleEndian.Uint32(br.small[1:])
+	n := binary.LittleEndian.Uint32(br.small[5:])
+	x := binary.LittleEndian.Uint32(br.small[9:])
+	P := len(pr.parts)
+	switch {
+	case int64(first) != int64(br.next):
+		return 0, 0, br.corrupt(start, nil, "segment from window %d where window %d was expected", first, br.next)
+	case n < 1:
+		return 0, 0, br.corrupt(start, nil, "segment of window %d has no windows", first)
+	case uint64(first)+uint64(n) > maxWindows:
+		return 0, 0, br.corrupt(start, nil, "segment of %d windows from window %d exceeds the limit of %d windows", n, first, uint64(maxWindows))
+	case br.hdr.Windows != 0 && int64(first)+int64(n) > int64(br.hdr.Windows):
+		return 0, 0, br.corrupt(start, nil, "segment of windows %d..%d beyond the %d windows the header declares", first, int64(first)+int64(n)-1, br.hdr.Windows)
+	case int64(x) > int64(P+1)*indexEntryMax:
+		return 0, 0, br.corrupt(start, nil, "segment index of %d bytes exceeds the %d that %d partitions can need", x, (P+1)*indexEntryMax, P)
+	}
+	index, err := br.readGrowing(nil, int(x), start, " segment index")
+	if err != nil {
+		return 0, 0, err
+	}
+	crc := crc32.Update(crc32.Checksum(br.small[:13], castagnoli), castagnoli, index)
+	if got := binary.LittleEndian.Uint32(br.small[13:]); got != crc {
+		return 0, 0, br.corrupt(start, ErrChecksum, "segment of window %d: index checksum mismatch: stored %08x, computed %08x", first, got, crc)
+	}
+	d := decoder{p: index}
+	var sumU, sumC uint64
+	off := br.off
+	for i := -1; i < P; i++ {
+		what := "the new pages"
+		ps := &pr.pages
+		if i >= 0 {
+			what, ps = fmt.Sprintf("partition %d", i), &pr.parts[i]
+		}
+		u := d.uvarint()
+		l := d.uvarint()
+		if d.bad == "" && d.i+4 > len(d.p) {
+			d.bad = "truncated"
+		}
+		if d.bad != "" {
+			return 0, 0, br.corrupt(start, nil, "segment of window %d: index entry of %s: %s", first, what, d.bad)
+		}
+		c, stored := l>>1, l&1 == 1
+		sumU += u
+		sumC += c
+		switch {
+		case u > maxBlockBytes || c > maxBlockBytes || sumU > maxBlockBytes || sumC > maxBlockBytes:
+			return 0, 0, br.corrupt(start, nil, "segment of window %d: %s: sizes %d (raw) / %d (stored) take the segment past the limit of %d bytes", first, what, u, c, maxBlockBytes)
+		case stored && c != u:
+			return 0, 0, br.corrupt(start, nil, "segment of window %d: %s stored uncompressed in %d bytes, but its payload is %d", first, what, c, u)
+		}
+		ps.u, ps.c, ps.stored, ps.off = int(u), int(c), stored, off
+		ps.crc = binary.LittleEndian.Uint32(d.p[d.i:])
+		ps.ready, ps.done, ps.err, ps.idx, ps.ic = false, 0, nil, ps.idx[:0], 0
+		d.i += 4
+		off += int64(c)
+	}
+	if d.i != len(d.p) {
+		return 0, 0, br.corrupt(start, nil, "segment of window %d: %d unexpected bytes after the index", first, len(d.p)-d.i)
+	}
+	// The payloads: the new pages and the selected partitions read, the
+	// others skipped.
+	if pr.pages.comp, err = br.readGrowing(pr.pages.comp, pr.pages.c, pr.pages.off, " new pages' payload"); err != nil {
+		return 0, 0, err
+	}
+	for p := range pr.parts {
+		ps := &pr.parts[p]
+		if p < pr.nsel {
+			if ps.comp, err = br.readGrowing(ps.comp, ps.c, ps.off, fmt.Sprintf(" partition %d payload", p)); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		if err := br.skip(int64(ps.c), ps.off, fmt.Sprintf(" partition %d payload", p)); err != nil {
+			return 0, 0, err
+		}
+	}
+	pr.first, pr.n = int(first), int(n)
+	if err := pr.readPages(); err != nil {
+		pr.n = 0
+		return 0, 0, err
+	}
+	return pr.first, pr.n, nil
+}
+
+// skip passes over n bytes of the file, which must be there.
+func (br *binaryReader) skip(n, start int64, what string) error {
+	m, err := io.CopyN(io.Discard, br.r, n)
+	br.off += m
+	if m == n {
+		return nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return br.corrupt(start, err, "read window %d%s: %v", br.next, what, err)
+	}
+	return br.corrupt(start, io.ErrUnexpectedEOF, "truncated window %d%s: file ends at byte offset %d", br.next, what, br.off)
+}
+
+// readPages decodes the segment's new pages and finds their partitions.
+func (pr *partReader) readPages() error {
+	ps := &pr.pages
+	if err := pr.ready(ps, "the new pages' payload"); err != nil {
+		return err
+	}
+	pr.segPages, pr.segPart, pr.winStart = pr.segPages[:0], pr.segPart[:0], append(pr.winStart[:0], 0)
+	var w Window
+	total := pr.npagesAll
+	for k := range pr.n {
+		w.New = pr.segPages
+		n, msg := decodeNew(&ps.d, &w, total, false)
+		if msg != "" {
+			return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: %s", pr.first+k, msg)
+		}
+		total += n
+		pr.segPages = w.New
+		for j := pr.winStart[k]; j < len(pr.segPages); j++ {
+			p := pr.pt.of(pr.segPages[j])
+			if p < 0 {
+				return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: page %v is not in the trace's sample", pr.first+k, pr.segPages[j])
+			}
+			pr.segPart = append(pr.segPart, uint16(p))
+			if p < pr.nsel {
+				pr.parts[p].idx = append(pr.parts[p].idx, j)
+			}
+		}
+		pr.winStart = append(pr.winStart, len(pr.segPages))
+	}
+	if ps.d.i != len(ps.d.p) {
+		return pr.corrupt(ps.off, pr.first-1, nil, "the new pages' payload of windows %d..%d: %d unexpected bytes after them", pr.first, pr.first+pr.n-1, len(ps.d.p)-ps.d.i)
+	}
+	pr.npagesAll = total
+	return nil
+}
+
+// ready checks a payload of the segment and decompresses it.
+func (pr *partReader) ready(ps *partState, what string) error {
+	if ps.ready {
+		return nil
+	}
+	last := pr.first + ps.done - 1
+	if got := crc32.Checksum(ps.comp, castagnoli); got != ps.crc {
+		return pr.corrupt(ps.off, last, ErrChecksum, "%s of windows %d..%d: checksum mismatch: stored %08x, computed %08x", what, pr.first, pr.first+pr.n-1, ps.crc, got)
+	}
+	if ps.stored {
+		ps.raw = append(ps.raw[:0], ps.comp...)
+	} else {
+		_, dec, zerr := zstdCoders()
+		if zerr != nil {
+			return pr.corrupt(ps.off, last, zerr, "zstd: %v", zerr)
+		}
+		raw, err := dec.DecodeAll(ps.comp, ps.raw[:0])
+		if err != nil {
+			return pr.corrupt(ps.off, last, err, "%s of windows %d..%d does not decompress: %v", what, pr.first, pr.first+pr.n-1, err)
+		}
+		ps.raw = raw
+		if len(raw) != ps.u {
+			return pr.corrupt(ps.off, last, nil, "%s of windows %d..%d decompresses to %d bytes, the index says %d", what, pr.first, pr.first+pr.n-1, len(raw), ps.u)
+		}
+	}
+	ps.d = decoder{p: ps.raw}
+	ps.ready = true
+	return nil
+}
+
+// PartitionWindow decodes partition p's next window of the segment.
+func (pr *partReader) PartitionWindow(p int, win *Window, count bool) error {
+	if p < 0 || p >= pr.nsel {
+		return fmt.Errorf("trace: %s: partition %d not selected (%d of %d)", pr.br.name, p, pr.nsel, len(pr.parts))
+	}
+	ps := &pr.parts[p]
+	if ps.err != nil {
+		return ps.err
+	}
+	if ps.done >= pr.n {
+		return fmt.Errorf("trace: %s: partition %d: the segment's %d windows are read", pr.br.name, p, pr.n)
+	}
+	if err := pr.ready(ps, fmt.Sprintf("partition %d payload", p)); err != nil {
+		ps.err = err
+		return err
+	}
+	k := ps.done
+	w := pr.first + k
+	win.Reset(w)
+	// The partition's new pages in this window.
+	end := pr.winStart[k+1]
+	m := 0
+	for ps.ic < len(ps.idx) && ps.idx[ps.ic] < end {
+		if !count {
+			win.New = append(win.New, pr.segPages[ps.idx[ps.ic]])
+		}
+		ps.ic++
+		m++
+	}
+	if count {
+		win.Unlisted = m
+	}
+	ps.npages += uint64(m)
+	if msg := decodeLists(&ps.d, win, ps.npages); msg != "" {
+		ps.err = pr.corrupt(ps.off, w-1, nil, "window %d partition %d payload: %s", w, p, msg)
+		return ps.err
+	}
+	ps.done++
+	return nil
+}
+
+// Read returns the next window of the selected partitions together: their
+// new pages in (space, page) order, as version 1 has them, get the next
+// dense IDs; the lists are partition 0's, then partition 1's, and so on,
+// each in ascending order, so a list as a whole need not be sorted.
+func (pr *partReader) Read() (*Window, error) {
+	if pr.err != nil {
+		return nil, pr.err
+	}
+	win, err := pr.read()
+	if err != nil {
+		pr.err = err
+		return nil, err
+	}
+	return win, nil
+}
+
+func (pr *partReader) read() (*Window, error) {
+	if pr.k == pr.n {
+		if _, _, err := pr.nextSegment(); err != nil {
+			return nil, err
+		}
+	}
+	br := pr.br
+	k := pr.k
+	w := pr.first + k
+	out := &pr.wins[pr.cur]
+	out.Reset(w)
+	// The selected partitions' new pages, in (space, page) order.
+	for j := pr.winStart[k]; j < pr.winStart[k+1]; j++ {
+		p := int(pr.segPart[j])
+		if p >= pr.nsel {
+			continue
+		}
+		pr.l2g[p] = append(pr.l2g[p], uint32(pr.npages))
+		pr.npages++
+		if pr.count {
+			out.Unlisted++
+			continue
+		}
+		out.New = append(out.New, pr.segPages[j])
+	}
+	if !pr.discard {
+		br.pages = append(br.pages, out.New...)
+	}
+	sc := &pr.scratch
+	for p := range pr.nsel {
+		if err := pr.PartitionWindow(p, sc, true); err != nil {
+			return nil, err
+		}
+		m := pr.l2g[p]
+		for _, id := range sc.Accessed {
+			out.Accessed = append(out.Accessed, m[id])
+		}
+		for _, id := range sc.Born {
+			out.Born = append(out.Born, m[id])
+		}
+		for _, id := range sc.Freed {
+			out.Freed = append(out.Freed, m[id])
+		}
+	}
+	if k+1 == pr.n {
+		for p := range pr.nsel {
+			ps := &pr.parts[p]
+			if ps.d.i != len(ps.d.p) {
+				return nil, pr.corrupt(ps.off, w-1, nil, "partition %d payload: %d unexpected bytes after window %d", p, len(ps.d.p)-ps.d.i, w)
+			}
+		}
+	}
+	pr.k++
+	br.next = w + 1
+	if pr.double {
+		pr.cur ^= 1
+	}
+	return out, nil
+}

@@ -1,0 +1,139 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"mdk/gen"
+	"mdk/importer"
+	"mdk/internal/testutil"
+	"mdk/mpc"
+	"mdk/policy"
+	"mdk/trace"
+)
+
+// partitionTraces returns the traces of the partition equality tests: every
+// gen model, random traces as the equality tests draw them, and the real
+// traces of importer/testdata.
+func partitionTraces(t *testing.T) map[string]*trace.Trace {
+	out := map[string]*trace.Trace{}
+	for _, m := range gen.Models {
+		cfg := gen.DefaultConfig
+		cfg.Model = m
+		if testing.Short() {
+			cfg.Pages = 5000
+		}
+		tr, err := trace.ReadAll(gen.NewReader(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["gen "+m] = tr
+	}
+	rng := testutil.Rand(testutil.Seed(t, 25))
+	for i := range testutil.Count(100) {
+		out["random "+string(rune('a'+i/26))+string(rune('a'+i%26))] = testutil.RandomTrace(rng)
+	}
+	for _, rt := range realTraces(t) {
+		out[rt.name] = rt.tr
+	}
+	return out
+}
+
+// partitioned returns tr written as a partitioned binary trace.
+func partitioned(t *testing.T, tr *trace.Trace, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewPartitionedWriter(&buf, tr.Header, trace.Partitioning{Count: n, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trace.Copy(w, tr.NewReader()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func defaultSettings(w time.Duration) []policy.Setting {
+	var ss []policy.Setting
+	for _, name := range policy.DefaultPolicies {
+		ss = append(ss, policy.DefaultGrid(name, w)...)
+	}
+	return ss
+}
+
+// TestPartitionedExact: the exact curves of a partitioned trace equal the
+// unpartitioned trace's, integer for integer, for every default setting.
+func TestPartitionedExact(t *testing.T) {
+	for name, tr := range partitionTraces(t) {
+		ss := defaultSettings(tr.Header.Window)
+		want, err := mpc.Generate(context.Background(), tr.NewReader(), ss, mpc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 7, trace.DefaultPartitions} {
+			data := partitioned(t, tr, n)
+			r, err := trace.NewBinaryReader(bytes.NewReader(data), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := mpc.Generate(context.Background(), r, ss, mpc.Options{})
+			if err != nil {
+				t.Fatalf("%s, %d partitions: %v", name, n, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s, %d partitions: the curves differ from the unpartitioned trace's", name, n)
+			}
+		}
+	}
+}
+
+// namedTrace is a real trace of importer/testdata, imported.
+type namedTrace struct {
+	name string
+	tr   *trace.Trace
+}
+
+// realTraces imports the real traces of importer/testdata as the import
+// benchmark does.
+func realTraces(t *testing.T) []namedTrace {
+	var out []namedTrace
+	csv := importer.CSVOptions{TimeCol: 2, IDCol: 5, SizeCol: 4, Header: true}
+	for _, in := range []struct {
+		name, format, file string
+		o                  importer.Options
+	}{
+		{"cloudPhysicsIO csv, block map", "csv", "cloudPhysicsIO.csv", importer.Options{Map: importer.MapBlock, Window: 30 * time.Second, CSV: csv}},
+		{"cloudPhysicsIO oracleGeneral", "oracle-general", "cloudPhysicsIO.oracleGeneral.bin", importer.Options{Window: 30 * time.Second}},
+		{"gzip address trace", "address", "gzip.trace.gz", importer.Options{WindowRequests: 10000}},
+		{"w106 lbn32", "lbn32", "w106.trace.xz", importer.Options{WindowRequests: 100000}},
+		{"damon.data", "damon", "damon.data", importer.Options{Window: time.Second}},
+		{"damon perf script", "damon-perf", "perf.data.script", importer.Options{Window: time.Second}},
+	} {
+		data, err := os.ReadFile(filepath.Join("../importer/testdata", in.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		_, err = importer.Import(context.Background(), in.format, bytes.NewReader(data), in.file, in.o, func(h trace.Header) (trace.Writer, error) {
+			return trace.NewBinaryWriter(&buf, h)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", in.file, err)
+		}
+		r, err := trace.NewBinaryReader(&buf, in.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := trace.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, namedTrace{in.name, tr})
+	}
+	return out
+}
