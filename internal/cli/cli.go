@@ -76,6 +76,7 @@ var commands = []func(*env) *cobra.Command{
 	newWorkloadCmd,
 	newCalibrateCmd,
 	newHeadroomCmd,
+	newDiffCmd,
 }
 
 const rootLong = `mdk, the Memory Designer's Kit, computes what proactive memory-reclamation

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,11 +15,13 @@ import (
 )
 
 type convertOptions struct {
-	format     string
-	rate       string
-	seed       uint64
-	partitions int
-	parts      bool // --partitions was given
+	format       string
+	rate         string
+	seed         uint64
+	partitions   int
+	parts        bool // --partitions was given
+	pageSize     string
+	windowFactor int
 }
 
 func newConvertCmd(e *env) *cobra.Command {
@@ -47,12 +51,23 @@ pages grouped into N partitions by the same seeded hash (--sample-seed), so
 that a sample of it reads only its first partitions and the curves can be
 computed partition by partition. --partitions 0 writes an unpartitioned
 trace (version 1, or 2 if sampled); without the flag OUT keeps IN's
-partitions.`,
+partitions.
+
+What-ifs (docs/whatif.md): --page-size SIZE (4K, 2M, 1G or bytes; a
+multiple of IN's page size) makes each page of SIZE one page, accessed in a
+window if any of its pages is, alive while any of them is alive;
+--window-factor K merges every K windows into one, a page accessed in it
+if accessed in any, alive if alive in any. Births and frees follow from the
+lives (docs/whatif.md states the rule). With IN's own page size and K = 1
+the trace is copied unchanged; a coarsened trace is written unpartitioned
+unless --partitions is given.`,
 		Example: `  mdk convert example.txt example.mdkt
   mdk convert trace.mdkt - --format text | less
   mdk gen -o - --format binary | mdk convert - big.txt
   mdk convert big.mdkt big-1pct.mdkt --sample 1%
-  mdk convert big.mdkt big-parts.mdkt --partitions 100`,
+  mdk convert big.mdkt big-parts.mdkt --partitions 100
+  mdk convert trace.mdkt huge.mdkt --page-size 2M
+  mdk convert trace.mdkt slow.mdkt --window-factor 4`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.parts = cmd.Flags().Changed("partitions")
@@ -63,6 +78,8 @@ partitions.`,
 	cmd.Flags().StringVar(&o.rate, "sample", "", "keep only a spatial sample of the pages: `RATE` such as 1% (1/N of 100%)")
 	cmd.Flags().Uint64Var(&o.seed, "sample-seed", 1, "`seed` of the sampling hash (and of the partitions')")
 	cmd.Flags().IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("write a partitioned binary trace of `N` partitions (1..%d; 0: unpartitioned; default: as IN)", trace.MaxPartitions))
+	cmd.Flags().StringVar(&o.pageSize, "page-size", "", "what-if: pages of `SIZE` (4K, 2M, 1G or bytes), a multiple of IN's (docs/whatif.md)")
+	cmd.Flags().IntVar(&o.windowFactor, "window-factor", 1, "what-if: merge every `K` windows into one (docs/whatif.md)")
 	return cmd
 }
 
@@ -177,6 +194,9 @@ func runConvert(e *env, o convertOptions, in, out string) error {
 			return err
 		}
 	}
+	if r, err = coarsen(r, o); err != nil {
+		return err
+	}
 	var parts trace.Partitioning
 	if pr, ok := r.(trace.PartitionedReader); ok && f.Name == "binary" {
 		parts = pr.Partitioning()
@@ -210,4 +230,53 @@ func runConvert(e *env, o convertOptions, in, out string) error {
 // copyCtx copies r to w and closes w, stopping when the command is cancelled.
 func copyCtx(e *env, w trace.Writer, r trace.Reader) (int, error) {
 	return trace.Copy(w, ctxReader{r, e.ctx})
+}
+
+// coarsen applies --page-size and --window-factor to r (r itself when
+// they change nothing).
+func coarsen(r trace.Reader, o convertOptions) (trace.Reader, error) {
+	c := trace.Coarsen{PageFactor: 1, WindowFactor: o.windowFactor}
+	if o.windowFactor < 1 {
+		return nil, usagef("--window-factor %d: want 1 or more", o.windowFactor)
+	}
+	if o.pageSize != "" {
+		size, err := parseSize(o.pageSize)
+		if err != nil {
+			return nil, usagef("--page-size: %v", err)
+		}
+		src := int64(r.Header().PageSize)
+		if size%src != 0 {
+			return nil, usagef("--page-size %s: not a multiple of the trace's page size %d", o.pageSize, src)
+		}
+		c.PageFactor = int(min(size/src, 1<<30))
+	}
+	if c.PageFactor == 1 && c.WindowFactor == 1 {
+		return r, nil
+	}
+	cr, err := trace.NewCoarsenReader(r, c)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return cr, nil
+}
+
+// parseSize parses a size in bytes: a number with an optional suffix K, M,
+// G (or KiB, MiB, GiB; powers of 1024).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	num := s
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if n, ok := strings.CutSuffix(s, suf.s); ok {
+			num, mult = n, suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("%q: want a positive size such as 4096, 4K, 2M or 1G (at most 1T)", s)
+	}
+	return n * mult, nil
 }
