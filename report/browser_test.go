@@ -41,6 +41,12 @@ type selfCheck struct {
 		Broken   []string `json:"broken"`
 		Agrees   bool     `json:"agrees"`
 	} `json:"tune"`
+	Design *struct {
+		Rows       int       `json:"rows"`
+		Headroom   []float64 `json:"headroom"`
+		CauseSums  []float64 `json:"causeSums"`
+		RegionSums []float64 `json:"regionSums"`
+	} `json:"design"`
 }
 
 // chromiumArgs are the flags of the issue: headless, no sandbox (tests run

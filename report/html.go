@@ -50,6 +50,9 @@ type Data struct {
 	// observed): the report then has an "Agent run" section with predicted
 	// and measured promotions and saved pages per window, as a chart.
 	Agent *AgentRun
+	// Design, if set, adds the design section (mdk report --design): the
+	// headroom against OPP by cause and by region, and what-if curves.
+	Design *Design
 }
 
 // Options choose what a report shows.
@@ -354,6 +357,8 @@ type payload struct {
 	Tier       string    `json:"tier,omitempty"`
 	// Agent is Data.Agent's chart (absent without it).
 	Agent *jsAgent `json:"agent,omitempty"`
+	// Design is Data.Design's charts (absent without it).
+	Design *jsDesign `json:"design,omitempty"`
 }
 
 type jsCurve struct {
@@ -482,6 +487,7 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 		}
 	}
 	p.Agent = agentPayload(d.Agent, o.MaxPoints)
+	p.Design = designPayload(d.Design, o.X)
 	r0 := d.Results[0]
 	p.Windows = r0.Windows()
 	p.Downsampled = p.Windows > o.MaxPoints

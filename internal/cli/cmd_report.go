@@ -30,6 +30,9 @@ type reportOptions struct {
 	settings []string
 	// --slo and the window split: a Tuning section (mdk tune's report).
 	slo, trainWindows, evalWindows string
+	// --design and --what-if: the design section (docs/headroom.md).
+	design  bool
+	whatIfs []string
 }
 
 func newReportCmd(e *env) *cobra.Command {
@@ -81,6 +84,15 @@ each "at most 1% slowdown" target (--x slowdown --target 1%; default
 targets 0.5%,1%,2%,5%), after the rows at the default max_pr targets, which
 the curves keep.
 
+With --design the report adds a design section (docs/headroom.md): each
+policy's best setting at the first target compared gap by gap with OPP at
+its own statistic (mdk headroom), as stacked bars of the headroom by cause
+(waiting, missed, spent) and by memory region, and the curves of the same
+policies on what-if traces (docs/whatif.md) beside the original: --what-if
+'page-size=2M' or 'window-factor=4' (comma-separated to combine;
+repeatable; default both of these). It holds the trace in memory and runs
+the simulator twice per setting.
+
 TRACE must be a file (it is read twice: once for the summary, once for the
 curves; a third time with --slo).`,
 		Example: `  mdk report trace.mdkt -o report.html
@@ -101,6 +113,8 @@ curves; a third time with --slo).`,
 	cmd.Flags().StringVar(&o.slo, "slo", "", "add a Tuning section (mdk tune) for the SLO `STAT<=RATE`, such as 'max_pr<=2%'")
 	cmd.Flags().StringVar(&o.trainWindows, "train-windows", "", "with --slo: training windows `FIRST..LAST` (inclusive)")
 	cmd.Flags().StringVar(&o.evalWindows, "eval-windows", "", "with --slo: evaluation windows `FIRST..LAST` (inclusive)")
+	cmd.Flags().BoolVar(&o.design, "design", false, "add the design section: headroom vs OPP by cause and region, what-if curves (docs/headroom.md)")
+	cmd.Flags().StringArrayVar(&o.whatIfs, "what-if", nil, "with --design: a what-if `TRANSFORM` page-size=SIZE and/or window-factor=K (repeatable; default page-size=2M and window-factor=4)")
 	return cmd
 }
 
@@ -114,6 +128,14 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	st, targets, err := o.mpc.parse()
 	if err != nil {
 		return err
+	}
+	if len(o.whatIfs) > 0 && !o.design {
+		return usagef("--what-if needs --design")
+	}
+	for _, w := range o.whatIfs {
+		if _, err := parseWhatIf(w); err != nil {
+			return err
+		}
 	}
 	// --x slowdown (or max_slowdown), with --tier: the targets are on the
 	// tier's estimate and add rows to the best-setting table; the curves
@@ -171,6 +193,11 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	}
 	if tcfg != nil {
 		if data.Tune, err = e.tuneOne(path, *tcfg); err != nil {
+			return err
+		}
+	}
+	if o.design {
+		if data.Design, err = e.design(path, o, rs, st, targets); err != nil {
 			return err
 		}
 	}

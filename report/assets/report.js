@@ -146,6 +146,55 @@
     });
   })();
 
+  // 1d. The design section: headroom by cause and by region as stacked
+  // bars (one per setting), and the what-ifs' curves beside the original.
+  if (D.design) (function () {
+    var g = D.design;
+    function bars(id, title, names, values) {
+      make(id, {
+        title: { text: title, left: 'center', textStyle: { fontSize: 13 } },
+        grid: { left: 140, right: 30, top: 56, bottom: 50 },
+        legend: { top: 24, textStyle: text, type: 'scroll' },
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: function (v) { return fmt(v, 2) + ' pts'; } },
+        xAxis: merge({ type: 'value' }, axisName('points of alive page-windows', 28)),
+        yAxis: { type: 'category', data: g.settings, inverse: true },
+        series: names.map(function (n, i) {
+          return { name: n, type: 'bar', stack: 'headroom', data: values[i], emphasis: { focus: 'series' } };
+        })
+      });
+    }
+    bars('chart-design-cause', 'Headroom by cause', g.causes, g.byCause);
+    bars('chart-design-region', 'Headroom by region', g.regions, g.byRegion);
+    var id = function (x) { return x; };
+    (g.whatIfs || []).forEach(function (w, k) {
+      var series = [];
+      D.curves.forEach(function (c, i) {
+        series.push({ name: c.policy, type: 'line', showSymbol: false, color: palette[i % palette.length], lineStyle: { width: 1.5 }, silent: true,
+          data: c.points.filter(function (p) { return p.f; }).map(function (p) { return [p.x, p.y]; }) });
+      });
+      w.curves.forEach(function (c, i) {
+        series.push({ name: c.policy + ' (' + w.label + ')', type: 'line', showSymbol: true, symbolSize: 4, color: palette[i % palette.length],
+          lineStyle: { width: 1.5, type: 'dashed' },
+          data: c.points.filter(function (p) { return p.f; }).map(function (p) { return { value: [id(p.x), p.y], p: p }; }) });
+      });
+      make('chart-whatif-' + k, {
+        title: { text: 'What-if: ' + w.label, left: 'center', textStyle: { fontSize: 13 } },
+        grid: { left: 60, right: 20, top: 56, bottom: 76 },
+        legend: { top: 24, textStyle: text, type: 'scroll' },
+        tooltip: { trigger: 'item', confine: true, formatter: function (d) {
+          var p = d.data && d.data.p;
+          if (!p) return d.seriesName;
+          return '<b>' + d.seriesName + ':' + p.params + '</b><br>savings: ' + fmt(p.y, 3) + '%<br>' + D.x + ': ' + fmt(p.x, 4) + '%';
+        } },
+        xAxis: merge({ type: 'value', min: 0, scale: true }, axisName(D.xLabel + ' (%)')),
+        yAxis: merge({ type: 'value', min: 0 }, axisName('savings (%)', 40)),
+        dataZoom: [{ type: 'inside', filterMode: 'none', startValue: 0, endValue: D.xView || undefined },
+          { type: 'slider', height: 18, bottom: 6, filterMode: 'none', startValue: 0, endValue: D.xView || undefined }],
+        series: series
+      });
+    });
+  })();
+
   // 2. Per-window timeline of the chosen setting.
   var zoom = [{ type: 'inside' }, { type: 'slider', height: 18, bottom: 6 }];
   var winAxis = merge({ type: 'value', min: 0, max: Math.max(0, D.windows - 1) }, axisName('window (' + D.window + ' each)', 28));
@@ -295,6 +344,14 @@
       .map(function (r) { return r.getAttribute('data-policy'); });
     check.tune = { rows: trows.length, policies: D.tune.policies.length, broken: got,
       agrees: trows.length === D.tune.policies.length && want.join() === got.join() };
+  }
+  // The design section, if any: its table's rows, and each bar's stacks
+  // summed (they must add up to the row's headroom).
+  if (D.design) {
+    var sum = function (vals, r) { return vals.reduce(function (a, v) { return a + v[r]; }, 0); };
+    check.design = { rows: document.querySelectorAll('#design-table tbody tr').length, headroom: D.design.headroom,
+      causeSums: D.design.settings.map(function (_, r) { return sum(D.design.byCause, r); }),
+      regionSums: D.design.settings.map(function (_, r) { return sum(D.design.byRegion, r); }) };
   }
   // A test opens the page with #sorttest: sort the best-setting table by
   // savings, descending (two clicks), and record the order.
