@@ -101,6 +101,11 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 	if err := room.check(h.Windows); err != nil {
 		return nil, err
 	}
+	if pr, ok := r.(trace.PartitionedReader); ok && pr.Selected() == pr.Partitioning().Count {
+		if out, done, err := generatePartitioned(ctx, pr, settings, opts, room); done {
+			return out, err
+		}
+	}
 	st, err := newStream(settings, maxWalkers)
 	if err != nil {
 		return nil, err
@@ -172,16 +177,28 @@ type stream struct {
 // newStream plans settings into engines, with a walk of up to walkers
 // goroutines.
 func newStream(settings []policy.Setting, walkers int) (*stream, error) {
-	engines, slots, classes, err := plan(settings)
+	s, classes, needFeat, err := newEngines(settings)
 	if err != nil {
 		return nil, err
+	}
+	s.wk = newWalk(s.engines, classes, s.p, needFeat, walkers)
+	return s, nil
+}
+
+// newEngines returns a stream without its walk: the settings planned into
+// engines, and their pipeline; the class axis of their histograms, and
+// whether an engine needs the gaps' features.
+func newEngines(settings []policy.Setting) (*stream, classAxis, bool, error) {
+	engines, slots, classes, err := plan(settings)
+	if err != nil {
+		return nil, classAxis{}, false, err
 	}
 	needFeat := false
 	for _, e := range engines {
 		needFeat = needFeat || e.needsFeatures()
 	}
 	p := newPipeline(engines, needFeat)
-	return &stream{engines: engines, slots: slots, p: p, wk: newWalk(engines, classes, p, needFeat, walkers)}, nil
+	return &stream{engines: engines, slots: slots, p: p}, classes, needFeat, nil
 }
 
 // begin starts walking window win.

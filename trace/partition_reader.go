@@ -45,9 +45,14 @@ type partReader struct {
 	parts []partState // the partitions'
 	// The current segment.
 	first, n, k int
-	segPages    []Page   // its new pages, window by window
-	segPart     []uint16 // and the partition of each
-	winStart    []int    // window k's pages are segPages[winStart[k]:winStart[k+1]]
+	// Unless the reader counts new pages (CountNew), the segment's new
+	// pages, window by window, and the partition of each: window k's are
+	// segPages[winStart[k]:winStart[k+1]].
+	segPages []Page
+	segPart  []uint16
+	winStart []int
+	cnt      []uint32 // scratch: a window's new pages by partition
+	touched  []int    // the partitions with cnt > 0
 	// The merged windows.
 	l2g       [][]uint32 // per partition: its ID -> merged ID
 	npages    uint64     // pages of the selected partitions
@@ -70,13 +75,19 @@ type partState struct {
 	comp   []byte
 	raw    []byte
 	d      decoder
-	ready  bool   // comp checked and decompressed into raw
-	done   int    // windows of the segment decoded
-	npages uint64 // the partition's pages so far
-	err    error  // sticky, for PartitionWindow
-	idx    []int  // the segment's pages in this partition (into segPages)
-	ic     int    // the next of idx
+	ready  bool     // comp checked and decompressed into raw
+	done   int      // windows of the segment decoded
+	npages uint64   // the partition's pages so far
+	err    error    // sticky, for PartitionWindow
+	idx    []int32  // the segment's pages in this partition (into segPages)
+	ic     int      // the next of idx
+	runs   []newRun // the segment's windows with new pages in this partition
+	rc     int      // the next of runs
 }
+
+// newRun is a window of the segment (k) and how many of its new pages are
+// in a partition.
+type newRun struct{ k, n uint32 }
 
 func newPartReader(br *binaryReader) *partReader {
 	P := br.parts.Count
@@ -92,7 +103,9 @@ func (pr *partReader) Pages() []Page  { return pr.br.pages }
 // DiscardPages stops keeping the merged page table.
 func (pr *partReader) DiscardPages() { pr.discard = true }
 
-// CountNew counts the merged windows' new pages instead of listing them.
+// CountNew counts the new pages of the merged windows, and of each
+// partition's, instead of listing them, and keeps no table of a segment's
+// pages.
 func (pr *partReader) CountNew() { pr.count, pr.discard = true, true }
 
 // DoubleBuffer makes Read alternate between two windows.
@@ -203,7 +216,7 @@ func (pr *partReader) nextSegment() (int, int, error) {
 		}
 		ps.u, ps.c, ps.stored, ps.off = int(u), int(c), stored, off
 		ps.crc = binary.LittleEndian.Uint32(d.p[d.i:])
-		ps.ready, ps.done, ps.err, ps.idx, ps.ic = false, 0, nil, ps.idx[:0], 0
+		ps.ready, ps.done, ps.err, ps.idx, ps.ic, ps.runs, ps.rc = false, 0, nil, ps.idx[:0], 0, ps.runs[:0], 0
 		d.i += 4
 		off += int64(c)
 	}
@@ -248,34 +261,59 @@ func (br *binaryReader) skip(n, start int64, what string) error {
 	return br.corrupt(start, io.ErrUnexpectedEOF, "truncated window %d%s: file ends at byte offset %d", br.next, what, br.off)
 }
 
-// readPages decodes the segment's new pages and finds their partitions.
+// readPages decodes the segment's new pages and finds their partitions:
+// each partition's count of them in each window (runs), and unless the
+// reader counts new pages, the pages themselves.
 func (pr *partReader) readPages() error {
 	ps := &pr.pages
 	if err := pr.ready(ps, "the new pages' payload"); err != nil {
 		return err
 	}
+	keep := !pr.count
 	pr.segPages, pr.segPart, pr.winStart = pr.segPages[:0], pr.segPart[:0], append(pr.winStart[:0], 0)
+	if len(pr.cnt) != len(pr.parts) {
+		pr.cnt = make([]uint32, len(pr.parts))
+	}
 	var w Window
 	total := pr.npagesAll
 	for k := range pr.n {
-		w.New = pr.segPages
+		w.New = w.New[:0]
+		if keep {
+			w.New = pr.segPages
+		}
+		at := len(w.New)
 		n, msg := decodeNew(&ps.d, &w, total, false)
 		if msg != "" {
 			return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: %s", pr.first+k, msg)
 		}
 		total += n
-		pr.segPages = w.New
-		for j := pr.winStart[k]; j < len(pr.segPages); j++ {
-			p := pr.pt.of(pr.segPages[j])
+		for j, pg := range w.New[at:] {
+			p := pr.pt.of(pg)
 			if p < 0 {
-				return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: page %v is not in the trace's sample", pr.first+k, pr.segPages[j])
+				return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: page %v is not in the trace's sample", pr.first+k, pg)
 			}
-			pr.segPart = append(pr.segPart, uint16(p))
-			if p < pr.nsel {
-				pr.parts[p].idx = append(pr.parts[p].idx, j)
+			if pr.cnt[p] == 0 {
+				pr.touched = append(pr.touched, p)
+			}
+			pr.cnt[p]++
+			if keep {
+				pr.segPart = append(pr.segPart, uint16(p))
+				if p < pr.nsel {
+					pr.parts[p].idx = append(pr.parts[p].idx, int32(at+j))
+				}
 			}
 		}
-		pr.winStart = append(pr.winStart, len(pr.segPages))
+		for _, p := range pr.touched {
+			if p < pr.nsel {
+				pr.parts[p].runs = append(pr.parts[p].runs, newRun{uint32(k), pr.cnt[p]})
+			}
+			pr.cnt[p] = 0
+		}
+		pr.touched = pr.touched[:0]
+		if keep {
+			pr.segPages = w.New
+			pr.winStart = append(pr.winStart, len(pr.segPages))
+		}
 	}
 	if ps.d.i != len(ps.d.p) {
 		return pr.corrupt(ps.off, pr.first-1, nil, "the new pages' payload of windows %d..%d: %d unexpected bytes after them", pr.first, pr.first+pr.n-1, len(ps.d.p)-ps.d.i)
@@ -334,17 +372,18 @@ func (pr *partReader) PartitionWindow(p int, win *Window, count bool) error {
 	w := pr.first + k
 	win.Reset(w)
 	// The partition's new pages in this window.
-	end := pr.winStart[k+1]
 	m := 0
-	for ps.ic < len(ps.idx) && ps.idx[ps.ic] < end {
-		if !count {
-			win.New = append(win.New, pr.segPages[ps.idx[ps.ic]])
-		}
-		ps.ic++
-		m++
+	if ps.rc < len(ps.runs) && ps.runs[ps.rc].k == uint32(k) {
+		m = int(ps.runs[ps.rc].n)
+		ps.rc++
 	}
-	if count {
+	if count || pr.count {
 		win.Unlisted = m
+	} else {
+		for _, j := range ps.idx[ps.ic : ps.ic+m] {
+			win.New = append(win.New, pr.segPages[j])
+		}
+		ps.ic += m
 	}
 	ps.npages += uint64(m)
 	if msg := decodeLists(&ps.d, win, ps.npages); msg != "" {
@@ -382,19 +421,29 @@ func (pr *partReader) read() (*Window, error) {
 	w := pr.first + k
 	out := &pr.wins[pr.cur]
 	out.Reset(w)
-	// The selected partitions' new pages, in (space, page) order.
-	for j := pr.winStart[k]; j < pr.winStart[k+1]; j++ {
-		p := int(pr.segPart[j])
-		if p >= pr.nsel {
-			continue
+	// The selected partitions' new pages, in (space, page) order (when
+	// they are counted, the order of their IDs does not matter).
+	if pr.count {
+		for p := range pr.nsel {
+			ps := &pr.parts[p]
+			if ps.rc < len(ps.runs) && ps.runs[ps.rc].k == uint32(k) {
+				for range ps.runs[ps.rc].n {
+					pr.l2g[p] = append(pr.l2g[p], uint32(pr.npages))
+					pr.npages++
+					out.Unlisted++
+				}
+			}
 		}
-		pr.l2g[p] = append(pr.l2g[p], uint32(pr.npages))
-		pr.npages++
-		if pr.count {
-			out.Unlisted++
-			continue
+	} else {
+		for j := pr.winStart[k]; j < pr.winStart[k+1]; j++ {
+			p := int(pr.segPart[j])
+			if p >= pr.nsel {
+				continue
+			}
+			pr.l2g[p] = append(pr.l2g[p], uint32(pr.npages))
+			pr.npages++
+			out.New = append(out.New, pr.segPages[j])
 		}
-		out.New = append(out.New, pr.segPages[j])
 	}
 	if !pr.discard {
 		br.pages = append(br.pages, out.New...)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -134,6 +136,59 @@ func realTraces(t *testing.T) []namedTrace {
 			t.Fatal(err)
 		}
 		out = append(out, namedTrace{in.name, tr})
+	}
+	return out
+}
+
+// TestPartitionedWorkers: the partitioned pass gives the same curves with
+// any number of workers, and a gap-by-gap engine (a plug-in policy, which
+// reads the trace merged) gives the same as on the unpartitioned trace.
+func TestPartitionedWorkers(t *testing.T) {
+	cfg := gen.DefaultConfig
+	cfg.Model, cfg.Pages = "mix", 3000
+	tr, err := trace.ReadAll(gen.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := defaultSettings(tr.Header.Window)
+	gapwise, err := policy.Parse("vmin:T=1|3", tr.Header.Window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range [][]policy.Setting{ss, append(slices.Clone(ss), pluginSettings(gapwise)...)} {
+		want, err := mpc.Generate(context.Background(), tr.NewReader(), set, mpc.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := partitioned(t, tr, 13)
+		for _, procs := range []int{1, 2, 5, 13, 20} {
+			old := runtime.GOMAXPROCS(procs)
+			r, err := trace.NewBinaryReader(bytes.NewReader(data), "p.mdkt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := mpc.Generate(context.Background(), r, set, mpc.Options{})
+			runtime.GOMAXPROCS(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("GOMAXPROCS %d, %d settings: the curves differ", procs, len(set))
+			}
+		}
+	}
+}
+
+// plugin is a policy.OneParam that is not a built-in engine's: the
+// generator takes its gaps one by one.
+type plugin struct{ policy.VMIN }
+
+func (p plugin) Policy() string { return "plugin-vmin" }
+
+func pluginSettings(ss []policy.Setting) []policy.Setting {
+	var out []policy.Setting
+	for _, s := range ss {
+		out = append(out, plugin{s.(policy.VMIN)})
 	}
 	return out
 }
