@@ -180,3 +180,12 @@ func (r *Result) Scaled(n, ppm int64) *Result {
 	c.SavedPerWindow, c.AlivePerWindow = mul(r.SavedPerWindow), mul(r.AlivePerWindow)
 	return &c
 }
+
+// PrintedBound returns the bound printed beside metric m's estimate, and
+// whether one is printed.
+func (r *Result) PrintedBound(m Metric) (float64, bool) {
+	if !r.Sampled() || len(r.Groups) < 2 {
+		return 0, false
+	}
+	return r.Bound(m), true
+}
