@@ -177,9 +177,21 @@ type stream struct {
 // newStream plans settings into engines, with a walk of up to walkers
 // goroutines.
 func newStream(settings []policy.Setting, walkers int) (*stream, error) {
+	return newScaledStream(settings, walkers, 1)
+}
+
+// newScaledStream is newStream for a sample whose counts are scaled by
+// scale (1/rate): the engines that estimate on the scaled counts (OPP's
+// budgets) are told it.
+func newScaledStream(settings []policy.Setting, walkers int, scale int64) (*stream, error) {
 	s, classes, needFeat, err := newEngines(settings)
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range s.engines {
+		if o, ok := e.(*opp); ok {
+			o.scale = scale
+		}
 	}
 	s.wk = newWalk(s.engines, classes, s.p, needFeat, walkers)
 	return s, nil
@@ -302,16 +314,20 @@ func (s *stream) results(settings []policy.Setting, pageSize, scale int64) []*re
 	accessed, alive, L := scaled(t.accessed, scale), scaled(t.alive, scale), t.L*scale
 	for ei, e := range s.engines {
 		saved, proms, perWin := e.finish(W)
+		n := scale
+		if w, ok := e.(interface{ wholeUnits() bool }); ok && w.wholeUnits() {
+			n = 1
+		}
 		for k, i := range s.slots[ei] {
 			out[i] = &result.Result{
 				Policy:         settings[i].Policy(),
 				Params:         settings[i].Params(),
-				Promotions:     scaled(proms[k], scale),
+				Promotions:     scaled(proms[k], n),
 				Accessed:       accessed,
-				Saved:          saved[k] * scale,
+				Saved:          saved[k] * n,
 				Alive:          L,
 				PageSize:       pageSize,
-				SavedPerWindow: scaled(perWin[k], scale),
+				SavedPerWindow: scaled(perWin[k], n),
 				AlivePerWindow: alive,
 			}
 		}

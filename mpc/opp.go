@@ -20,6 +20,12 @@ import (
 // the end), and each setting takes at most one group in part.
 type opp struct {
 	groupOnly
+	// scale is 1/rate of a sampled run (1 for a whole trace): each gap of
+	// the sample stands for scale gaps, budgets are taken on the scaled
+	// accessed counts, and every total is kept in the whole trace's units
+	// (wholeUnits), so a budget that is not a multiple of scale takes a
+	// part of a gap of the sample, exactly, instead of being floored.
+	scale  int64
 	ps     []policy.OPP
 	byRate []int     // setting indexes sorted by rate
 	open   int64     // Σ g of open gaps with g >= 1
@@ -35,7 +41,7 @@ type opp struct {
 }
 
 func newOPP(ps []policy.OPP) *opp {
-	e := &opp{ps: ps, saved: make([]int64, len(ps)), prom: make([][]int64, len(ps))}
+	e := &opp{ps: ps, scale: 1, saved: make([]int64, len(ps)), prom: make([][]int64, len(ps))}
 	e.byRate = make([]int, len(ps))
 	for i := range e.byRate {
 		e.byRate[i] = i
@@ -57,6 +63,10 @@ func newOPP(ps []policy.OPP) *opp {
 
 func (e *opp) needsFeatures() bool { return false }
 
+// wholeUnits reports that the engine's totals are already in the whole
+// trace's units: a sampled run's results do not scale them again.
+func (e *opp) wholeUnits() bool { return true }
+
 func (e *opp) newWindow(w int) {
 	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
 		t.grow(w + 2)
@@ -71,16 +81,17 @@ func (e *opp) group(end int, closed bool, es []histEntry) {
 		if x.Idle < 1 {
 			continue
 		}
+		n := x.N * e.scale
 		if !closed {
-			e.open += int64(x.Idle) * x.N
-			e.oplus.data[end-int(x.Idle)] += x.N
-			e.ominus.data[end] += x.N
+			e.open += int64(x.Idle) * n
+			e.oplus.data[end-int(x.Idle)] += n
+			e.ominus.data[end] += n
 			continue
 		}
 		if e.count[x.Idle] == 0 {
 			e.idles = append(e.idles, x.Idle)
 		}
-		e.count[x.Idle] += x.N
+		e.count[x.Idle] += n
 	}
 }
 
@@ -100,7 +111,7 @@ func (e *opp) endWindow(j int, accessed int64) {
 	}
 	minus := e.minus.row(j)
 	for q, i := range e.byRate {
-		t := min(e.ps[i].Budget(accessed), n)
+		t := min(e.ps[i].Budget(accessed*e.scale), n)
 		e.take[q] = t
 		e.prom[i][j] = t
 		minus[q] += t

@@ -42,11 +42,11 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 	sp.DiscardPages()
 	streams := make([]*stream, 1+k)
 	for i := range streams {
-		walkers := maxWalkers
+		walkers, scale := maxWalkers, s.Scale()
 		if i > 0 {
-			walkers = 1
+			walkers, scale = 1, scale*int64(k)
 		}
-		st, err := newStream(settings, walkers)
+		st, err := newScaledStream(settings, walkers, scale)
 		if err != nil {
 			for _, o := range streams[:i] {
 				o.close()
