@@ -41,6 +41,12 @@ type Options struct {
 	// Groups is the number of sub-samples of a sampled run, for the error
 	// bounds; 0 means DefaultGroups, 1 none.
 	Groups int
+	// Censor drops the gaps still open at the end of the trace (lives not
+	// ended by a free): they save nothing and cost nothing in every
+	// setting, while their windows still count as alive. It is how a
+	// controller's history curve treats gaps whose end lies in the future
+	// (docs/policies.md, "Controllers"). Not for sampled runs.
+	Censor bool
 }
 
 // engine accumulates the results of one policy's settings.
@@ -89,6 +95,9 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		return nil, fmt.Errorf("mpc: %w", err)
 	}
 	if !s.All() {
+		if opts.Censor {
+			return nil, errors.New("mpc: Censor is not supported on a sample of the pages")
+		}
 		return generateSampled(ctx, r, settings, s, opts)
 	}
 	if d, ok := r.(trace.PageDiscarder); ok {
@@ -111,6 +120,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		return nil, err
 	}
 	defer st.close()
+	st.censor = opts.Censor
 	la := trace.Lookahead(r)
 	read := func() ([]*trace.Window, error) {
 		w, err := la.Read()
@@ -172,6 +182,7 @@ type stream struct {
 	es      []histEntry
 	before  int64
 	stopped bool
+	censor  bool // drop the gaps still open at the end (Options.Censor)
 }
 
 // newStream plans settings into engines, with a walk of up to walkers
@@ -232,8 +243,14 @@ func (s *stream) end(win *trace.Window) {
 
 // finish ends the lives still alive and stops the pipeline.
 func (s *stream) finish() {
-	s.wk.finish()
-	s.drain(-1, len(s.t.accessed))
+	s.wk.finish(s.censor)
+	if s.censor {
+		for _, hg := range s.wk.histograms() {
+			s.es = hg.Drain(false, s.es[:0]) // dropped: censored
+		}
+	} else {
+		s.drain(-1, len(s.t.accessed))
+	}
 	s.t.L = s.wk.counts().AlivePageWins
 	s.stop()
 }

@@ -16,7 +16,7 @@ const maxWalkers = 4
 type walk interface {
 	start(w *trace.Window) // begins walking a window
 	wait()                 // returns when the window is walked
-	finish()               // ends the lives still alive
+	finish(censor bool)    // ends the lives still alive; censor: their gaps go nowhere
 	counts() trace.Counts
 	// histograms are the walk's gap histograms, drained after every
 	// window; nil if no engine takes gaps by histogram.
@@ -63,9 +63,13 @@ type gapWalk struct {
 	// needFeat: an engine needs the gaps' features, kept by page in feats.
 	needFeat bool
 	feats    []policy.Features
+	censored bool // Finish's open gaps are dropped
 }
 
 func (g *gapWalk) gap(gp trace.Gap) {
+	if g.censored {
+		return
+	}
 	var f *policy.Features
 	if g.needFeat {
 		f = &g.feats[gp.Page]
@@ -90,8 +94,11 @@ func (g *gapWalk) start(w *trace.Window) {
 	g.wk.Window(w)
 }
 
-func (g *gapWalk) wait()                {}
-func (g *gapWalk) finish()              { g.wk.Finish() }
+func (g *gapWalk) wait() {}
+func (g *gapWalk) finish(censor bool) {
+	g.censored = censor
+	g.wk.Finish()
+}
 func (g *gapWalk) counts() trace.Counts { return g.wk.Counts }
 func (g *gapWalk) close()               {}
 func (g *gapWalk) histograms() []*trace.GapHistogram {
@@ -110,7 +117,7 @@ type histWalk struct {
 
 func (h *histWalk) start(w *trace.Window)             { h.hw.Start(w) }
 func (h *histWalk) wait()                             { h.hw.Wait() }
-func (h *histWalk) finish()                           { h.hw.Finish() }
+func (h *histWalk) finish(bool)                       { h.hw.Finish() }
 func (h *histWalk) counts() trace.Counts              { return h.hw.Counts }
 func (h *histWalk) histograms() []*trace.GapHistogram { return h.hgs }
 func (h *histWalk) close()                            { h.hw.Close() }

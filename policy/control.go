@@ -1,0 +1,104 @@
+package policy
+
+import "mdk/trace"
+
+// Online is a setting whose decision for a gap depends only on the past: it
+// names, from the touch alone (LastTouch, Prior and Features of a
+// [PageState]; never Idle or Closed), the number of windows after the touch
+// at whose end the gap is reclaimed. A fixed Online setting reclaims a
+// resident page at the end of window LastTouch+delay, exactly as its
+// [Decider] does. Under a [Controller] the setting in force can change while
+// a page is idle, and the page is then reclaimed at the first scan point k
+// with k-LastTouch >= delay of the setting in force at k (docs/policies.md,
+// "Controllers"): a page already idle longer than a lowered delay is
+// reclaimed at the next scan point, not stranded, and a reclaimed page is
+// absent, so never reclaimed twice in one gap.
+type Online interface {
+	Setting
+	// Due returns the delay after the touch at which the setting reclaims
+	// the gap starting at s.LastTouch, and false if it never does.
+	Due(s *PageState) (delay int, ok bool)
+}
+
+// Due is age's rule: every gap, A windows after the touch.
+func (p AGE) Due(*PageState) (int, bool) { return p.A, p.A != Inf }
+
+// Due is paw's rule: a gap whose prior reuse distance d > P, wait windows
+// after the touch.
+func (p PAW) Due(s *PageState) (int, bool) { return p.Wait, p.P != Inf && s.Prior > p.P }
+
+// Due is pace's rule: right after the touch if d > P, else A windows after.
+func (p PACE) Due(s *PageState) (int, bool) {
+	if p.P != Inf && s.Prior > p.P {
+		return 0, true
+	}
+	return p.A, p.A != Inf
+}
+
+// Due is L-OPP's rule: right after a touch the model scores at least theta.
+func (p LOPP) Due(s *PageState) (int, bool) { return 0, p.Score(&s.Features) >= p.Theta }
+
+// Nothing is the setting that reclaims nothing: where a controller starts.
+type Nothing struct{}
+
+func (Nothing) Policy() string             { return "none" }
+func (Nothing) Params() string             { return "" }
+func (Nothing) NewDecider([]int64) Decider { return Nothing{} }
+func (Nothing) Reclaim(*PageState) bool    { return false }
+func (Nothing) Due(*PageState) (int, bool) { return 0, false }
+
+// SpecOf formats an online setting as a full spec, "paw:P=4,wait=2", and
+// Nothing as "none".
+func SpecOf(s Online) string {
+	if _, ok := s.(Nothing); ok {
+		return "none"
+	}
+	return String(s)
+}
+
+// Outcome is what one window of a controlled run came to, under the
+// decisions the run made so far: what a feedback controller may observe.
+type Outcome struct {
+	Promotions int64 // promotions_w
+	Accessed   int64 // |A_w|
+	Saved      int64 // alive pages absent in the window
+	Alive      int64 // alive pages
+}
+
+// Controller chooses, at the end of each window, the setting that governs
+// the decisions from that scan point on, using only the windows seen so far
+// (docs/policies.md, "Controllers").
+type Controller interface {
+	Policy() string // the controller's name: "auto"
+	Params() string // the rest of its spec: "paw,slo=max_pr<=2%,history=20,every=5"
+	// NewRun starts one run over windows of the given header.
+	NewRun(h trace.Header) ControlRun
+}
+
+// ControlRun is one run of a controller.
+type ControlRun interface {
+	// Start is the setting in force before the first window's end.
+	Start() Online
+	// EndWindow is called at the end of every window w, in order, after
+	// w's accesses and births and its counts (o), before w's decisions. It
+	// returns the setting in force from this scan point on (the current
+	// one to keep it). The window and its lists are valid only during the
+	// call. An error stops the run.
+	EndWindow(w *trace.Window, o Outcome) (Online, error)
+}
+
+// Switch is one change of a controlled run's setting: from the end of
+// window Window on, To governs instead of From.
+type Switch struct {
+	Window int    `json:"window"`
+	From   string `json:"from"` // specs (SpecOf)
+	To     string `json:"to"`
+}
+
+var (
+	_ Online = AGE{}
+	_ Online = PAW{}
+	_ Online = PACE{}
+	_ Online = LOPP{}
+	_ Online = Nothing{}
+)
