@@ -74,6 +74,7 @@ func WriteText(w io.Writer, rep *Report) error {
 	} else {
 		fmt.Fprintf(&b, "Yardstick: no OPP setting meets %s on the eval part.\n", rep.SLO)
 	}
+	writeControllers(&b, rep)
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}

@@ -10,6 +10,8 @@ import (
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
+	"mdk/sim"
+	"mdk/tier"
 	"mdk/trace"
 )
 
@@ -54,6 +56,14 @@ type Config struct {
 	// (mpc.Options): the metrics are estimates with error bounds.
 	Sample trace.Sample
 	Groups int
+
+	// Controllers are judged like settings: each runs over every whole
+	// trace (sim.RunControlled, the trace then held in memory) and is
+	// measured on both parts, beside its base grid's best fixed setting
+	// chosen on train and in hindsight (Report.Controllers).
+	Controllers []*Auto
+	// Tier is the tier a controller's slowdown SLO is costed on (--tier).
+	Tier *tier.Tier
 }
 
 // Report is the outcome of [Run]: what was used for what, and for every
@@ -72,6 +82,9 @@ type Report struct {
 	// evaluation part itself. Nil if no OPP setting meets the SLO there.
 	OPP      *Yardstick `json:"opp_yardstick"`
 	Warnings []string   `json:"warnings"`
+	// Controllers are Config.Controllers judged and compared; absent
+	// without them.
+	Controllers []ControllerChoice `json:"controllers,omitempty"`
 	// Sample, for runs on a sample of the pages, says which and how the
 	// metrics are estimated; empty otherwise.
 	Sample string `json:"sample,omitempty"`
@@ -147,11 +160,14 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // input is one trace after its run.
 type input struct {
 	Input
-	runs   []*result.Result // by setting
-	train  []Range
-	val    []Range // the last quarter of each training range
-	eval   []Range
-	isEval bool // trace split: the trace evaluates (else it trains)
+	runs []*result.Result  // by setting
+	ctl  []*sim.Controlled // by controller
+	// ctlRetunes are each controller's retunes on this trace.
+	ctlRetunes [][]Retune
+	train      []Range
+	val        []Range // the last quarter of each training range
+	eval       []Range
+	isEval     bool // trace split: the trace evaluates (else it trains)
 }
 
 // Run runs every setting over every trace, chooses each policy's setting on
@@ -191,6 +207,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	yard := len(settings)
 	settings = append(settings, YardstickSettings(window, cfg.SLO)...)
+	yardEnd := len(settings)
+	if cfg.Controllers, err = parseControllers(cfg, window); err != nil {
+		return nil, err
+	}
+	var gridFrom []int
+	for _, a := range cfg.Controllers {
+		if cfg.Sample.PPM != 0 && !cfg.Sample.All() {
+			return nil, errors.New("tune: a controller needs every page, not a sample")
+		}
+		gridFrom = append(gridFrom, len(settings))
+		settings = append(settings, a.Settings()...)
+	}
 
 	// 3.
 	for _, in := range ins {
@@ -203,7 +231,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	train := func(k int) *result.Result { return part(ins, k, partTrain) }
 	val := func(k int) *result.Result { return part(ins, k, partValidation) }
 	eval := func(k int) *result.Result { return part(ins, k, partEval) }
-	rep.OPP, rep.Policies = cfg.SLO.Choose(settings, yard, train, eval)
+	rep.OPP, rep.Policies = cfg.SLO.Choose(settings[:yardEnd], yard, train, eval)
+	for i, a := range cfg.Controllers {
+		retunes := 0
+		for _, in := range ins {
+			retunes += len(in.ctlRetunes[i])
+		}
+		rep.Controllers = append(rep.Controllers, cfg.SLO.chooseController(a,
+			func(which int) (*result.Result, int) { return ctlPart(ins, i, which) }, retunes, settings, gridFrom[i], train, eval, rep.OPP))
+	}
 	for i := range rep.Policies {
 		if c := &rep.Policies[i]; ChoosesOnValidation(c.Policy) {
 			rep.chooseOnValidation(c, settings[:yard], train, val, eval)
@@ -310,6 +346,9 @@ func parseSettings(cfg Config, window time.Duration) ([]policy.Setting, error) {
 	}
 	var settings []policy.Setting
 	for _, s := range specs {
+		if IsController(s) {
+			continue // parseControllers
+		}
 		ss, err := policy.Parse(s, window)
 		if err != nil {
 			return nil, err
@@ -322,6 +361,36 @@ func parseSettings(cfg Config, window time.Duration) ([]policy.Setting, error) {
 	return settings, nil
 }
 
+// parseControllers parses the controller specs among cfg's policy specs,
+// with their tier and L-OPP's model.
+func parseControllers(cfg Config, window time.Duration) ([]*Auto, error) {
+	out := slices.Clone(cfg.Controllers)
+	for _, s := range cfg.Policies {
+		if !IsController(s) {
+			continue
+		}
+		a, err := ParseAuto(s, window)
+		if err != nil {
+			return nil, err
+		}
+		if a.SLO.IsTier() {
+			if cfg.Tier == nil {
+				return nil, fmt.Errorf("tune: %s: its SLO is on the tier model's slowdown: it needs a tier (--tier)", s)
+			}
+			a.SLO.Tier = cfg.Tier
+		}
+		ss := a.Settings()
+		if err := policy.AttachModel(ss, cfg.Model); err != nil {
+			return nil, err
+		}
+		for i, x := range ss {
+			a.Grid[i] = x.(policy.Online)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // run runs every setting over the whole trace and cuts it into training and
 // evaluation segments, adding them (and any overlap warning) to rep.
 func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting, rep *Report) error {
@@ -329,9 +398,26 @@ func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting,
 	if cfg.Progress != nil {
 		opts.Progress = func(done, total int) { cfg.Progress(in.Name, done, total) }
 	}
-	runs, err := mpc.Generate(ctx, in.Reader, settings, opts)
+	r := in.Reader
+	var t *trace.Trace
+	if len(cfg.Controllers) > 0 {
+		var err error
+		if t, err = trace.ReadAll(r); err != nil {
+			return fmt.Errorf("%s: %w", in.Name, err)
+		}
+		r = t.NewReader()
+	}
+	runs, err := mpc.Generate(ctx, r, settings, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	for _, a := range cfg.Controllers {
+		c, err := sim.RunControlled(ctx, t, a)
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Name, err)
+		}
+		in.ctl = append(in.ctl, c)
+		in.ctlRetunes = append(in.ctlRetunes, c.Run.(*AutoRun).Retunes)
 	}
 	in.runs = runs
 	if r := runs[0]; r.Sampled() {
