@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,11 +12,13 @@ import (
 	"mdk/result"
 	"mdk/sim"
 	"mdk/trace"
+	"mdk/tune"
 )
 
 type simOptions struct {
 	json, csv bool
 	model     string
+	tier      string
 }
 
 func newSimCmd(e *env) *cobra.Command {
@@ -32,16 +35,23 @@ Use mdk mpc for curves.
 SPEC is a policy spec (see docs/policies.md): NAME:KEY=VALUE,... with
 durations converted by the trace's window length. One setting prints its
 metrics; a grid (lists or ranges) prints CSV rows with the SPEC section 6
-header. --json prints SPEC section 6 objects with per-window arrays.`,
+header. --json prints SPEC section 6 objects with per-window arrays.
+
+SPEC may also be a controller, auto:BASE,slo=STAT<=RATE,... (docs/policies.md,
+"Controllers"): it is simulated window by window, retuning as it goes, and
+its metrics are printed with every switch of its setting; --json adds
+"settings" (the setting of every window) and "switches".`,
 		Example: `  mdk sim testdata/example.txt age:A=1
   mdk sim trace.mdkt 'age:A=1m' --json
-  mdk sim trace.txt 'pace:P=2..6/2,A=1|2'`,
+  mdk sim trace.txt 'pace:P=2..6/2,A=1|2'
+  mdk sim trace.mdkt 'auto:paw,slo=max_pr<=2%,history=20,every=5'`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSim(e, o, args[0], args[1]) },
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON objects with per-window arrays")
 	cmd.Flags().BoolVar(&o.csv, "csv", false, "print CSV even for a single setting")
 	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
+	cmd.Flags().StringVar(&o.tier, "tier", "", tierUsage+"; for an auto controller's slowdown SLO")
 	return cmd
 }
 
@@ -51,6 +61,9 @@ func runSim(e *env, o simOptions, path, spec string) error {
 		return err
 	}
 	defer c.Close()
+	if tune.IsController(spec) {
+		return runSimAuto(e, o, r, spec)
+	}
 	ss, err := policy.Parse(spec, r.Header().Window)
 	if err != nil {
 		return usageError{err}
@@ -123,4 +136,73 @@ func joinInts(xs []int64) string {
 		parts = append(parts, fmt.Sprint(x))
 	}
 	return strings.Join(parts, " ")
+}
+
+// parseAuto parses an auto controller spec for a trace with the given
+// window, with its tier (for a slowdown SLO) and L-OPP model (for lopp).
+func parseAuto(spec string, window time.Duration, tierName, model string) (*tune.Auto, error) {
+	a, err := tune.ParseAuto(spec, window)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	t, err := loadTier(tierName)
+	if err != nil {
+		return nil, err
+	}
+	if err := setSLOTier(&a.SLO, t); err != nil {
+		return nil, err
+	}
+	m, err := loadModel(model)
+	if err != nil {
+		return nil, err
+	}
+	ss := a.Settings()
+	if err := policy.AttachModel(ss, m); err != nil {
+		return nil, usageError{err}
+	}
+	for i, s := range ss {
+		a.Grid[i] = s.(policy.Online)
+	}
+	return a, nil
+}
+
+// runSimAuto simulates a controller.
+func runSimAuto(e *env, o simOptions, r trace.Reader, spec string) error {
+	a, err := parseAuto(spec, r.Header().Window, o.tier, o.model)
+	if err != nil {
+		return err
+	}
+	t, err := trace.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if !t.Header.Sample.All() {
+		return usagef("%s: auto needs a trace of every page, not a %s sample", spec, t.Header.Sample)
+	}
+	c, err := sim.RunControlled(e.ctx, t, a)
+	if err != nil {
+		return err
+	}
+	if o.json || o.csv {
+		if o.csv {
+			return result.WriteCSV(e.stdout, []*result.Result{c.Result})
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			result.Record
+			Settings []string        `json:"settings"`
+			Switches []policy.Switch `json:"switches"`
+		}{c.Result.Record(true), c.Settings, c.Switches})
+	}
+	if err := writeRunText(e, c.Result, t.Header); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "switches            %d\n", len(c.Switches))
+	for _, sw := range c.Switches {
+		fmt.Fprintf(&b, "  end of window %-5d %s -> %s\n", sw.Window, sw.From, sw.To)
+	}
+	_, err = fmt.Fprint(e.stdout, b.String())
+	return err
 }

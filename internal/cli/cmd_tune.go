@@ -16,7 +16,7 @@ type tuneOptions struct {
 	trainWindows string
 	evalWindows  string
 	train, eval  []string
-	json         bool
+	json, csv    bool
 	model        string
 	tier         string
 	drift        float64
@@ -73,11 +73,19 @@ A row's note flags a setting that will not hold: its eval statistic and the
 one it was chosen on differ by more than --drift-factor (default 2; both
 statistics are taken at least a hundredth of the bound), with the eval
 windows where it broke the SLO.
---json prints the report with stable snake_case keys.`,
+--json prints the report with stable snake_case keys.
+
+A policy may also be a controller, -p 'auto:BASE,slo=STAT<=RATE,...'
+(docs/policies.md, "Controllers"): it runs over every whole trace, retuning
+as it goes on the windows seen so far, and is judged on the eval part like
+any setting, beside the best fixed setting of its grid chosen on train, the
+best in hindsight (chosen on eval) and OPP, with its number of switches;
+--csv prints that comparison as CSV (docs/tune.md, "Controllers").`,
 		Example: `  mdk tune trace.mdkt --slo 'max_pr<=2%'
   mdk tune trace.mdkt --slo 'p99_pr<=1%' --train-windows 0..179 -p age -p 'pace:P=1..20,A=1..20'
   mdk tune trace.mdkt --tier zram --slo 'slowdown<=1%'
-  mdk tune --train run1.mdkt,run2.mdkt --eval run3.mdkt --slo 'max_pr<=2%' --json`,
+  mdk tune --train run1.mdkt,run2.mdkt --eval run3.mdkt --slo 'max_pr<=2%' --json
+  mdk tune trace.mdkt --slo 'max_pr<=2%' -p paw -p 'auto:paw,slo=max_pr<=2%'`,
 		Args: func(cmd *cobra.Command, args []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error { return runTune(e, o, args) },
 	}
@@ -89,6 +97,7 @@ windows where it broke the SLO.
 	fl.StringSliceVar(&o.train, "train", nil, "training `traces`, whole (repeatable or comma-separated)")
 	fl.StringSliceVar(&o.eval, "eval", nil, "evaluation `traces`, whole (repeatable or comma-separated)")
 	fl.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fl.BoolVar(&o.csv, "csv", false, "print the comparison of the auto controllers (-p auto:...) as CSV")
 	fl.StringVar(&o.tier, "tier", "", tierUsage+": each chosen setting's on the training and evaluation parts")
 	fl.Float64Var(&o.drift, "drift-factor", tune.DefaultDriftFactor, "flag a setting whose eval statistic and the one it was chosen on differ by more than this `factor` (0: never)")
 	o.sample.addFlags(fl)
@@ -124,6 +133,7 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 	if err := setSLOTier(&cfg.SLO, tr); err != nil {
 		return err
 	}
+	cfg.Tier = tr
 	byTrace := len(o.train) > 0 || len(o.eval) > 0
 	switch {
 	case byTrace && len(args) > 0:
@@ -182,6 +192,9 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 	}
 	if o.json {
 		return tune.WriteJSON(e.stdout, rep)
+	}
+	if o.csv {
+		return tune.WriteCompareCSV(e.stdout, rep)
 	}
 	return tune.WriteText(e.stdout, rep)
 }
