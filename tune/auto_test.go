@@ -407,3 +407,61 @@ func TestParseAuto(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneControllers checks a controller's row in tune.Run against its
+// parts computed here: its eval metrics are its sim run restricted to the
+// eval windows, "fixed on train" is the policy row tune chooses for the
+// base grid, and "fixed in hindsight" is the grid's best on eval.
+func TestTuneControllers(t *testing.T) {
+	cfg := gen.DefaultConfig
+	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "mix", 800, 60, 3
+	tr, err := trace.ReadAll(gen.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := "auto:age,slo=max_pr<=5%,history=10,every=3"
+	slo := mustSLO(t, "max_pr<=5%")
+	rep, err := Run(context.Background(), Config{SLO: slo, Policies: []string{"age", spec}, Traces: []Input{{Name: "mix", Reader: tr.NewReader()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Controllers) != 1 || len(rep.Policies) != 1 {
+		t.Fatalf("%d controllers, %d policies", len(rep.Controllers), len(rep.Policies))
+	}
+	c := rep.Controllers[0]
+	a := mustAuto(t, spec, tr.Header.Window)
+	run, err := sim.RunControlled(context.Background(), tr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slo.Window = tr.Header.Window
+	if d := cmp.Diff(slo.Measure(run.Result.Restrict(30, 60)), c.Eval); d != "" {
+		t.Errorf("controller eval (-sim +tune):\n%s", d)
+	}
+	sw := 0
+	for _, s := range run.Switches {
+		if s.Window >= 30 {
+			sw++
+		}
+	}
+	if c.Switches != sw || c.SwitchesTotal != len(run.Switches) || c.Retunes != 20 {
+		t.Errorf("switches %d/%d retunes %d, want %d/%d and 20", c.Switches, c.SwitchesTotal, c.Retunes, sw, len(run.Switches))
+	}
+	if p := rep.Policies[0]; c.Fixed == nil || c.Fixed.Spec != "age:"+p.Params || !cmp.Equal(c.Fixed.Eval, p.Eval) {
+		t.Errorf("fixed on train %+v, want the age row %s", c.Fixed, p.Params)
+	}
+	var best *result.Result
+	for _, s := range a.Settings() {
+		r := sim.Run(tr, s).Restrict(30, 60)
+		if slo.Meets(r) && (best == nil || r.Saved > best.Saved) {
+			best = r
+		}
+	}
+	if c.Hindsight == nil || c.Hindsight.Eval.SavedPageWindows != best.Saved {
+		t.Errorf("hindsight %+v, want %d saved", c.Hindsight, best.Saved)
+	}
+	var b strings.Builder
+	if err := WriteCompareCSV(&b, rep); err != nil || strings.Count(b.String(), "\n") != 5 {
+		t.Errorf("csv %q %v", b.String(), err)
+	}
+}
