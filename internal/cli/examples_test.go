@@ -11,6 +11,7 @@ import (
 
 	"mdk/policy"
 	"mdk/trace"
+	"mdk/tune"
 )
 
 // TestExamplePolicySpecs checks that every policy spec quoted in a
@@ -25,6 +26,12 @@ func TestExamplePolicySpecs(t *testing.T) {
 		for _, m := range spec.FindAllStringSubmatch(c.Example, -1) {
 			s := m[1] + m[2]
 			n++
+			if tune.IsController(s) {
+				if _, err := tune.ParseAuto(s, trace.DefaultWindow); err != nil {
+					t.Errorf("mdk %s example: controller spec %q: %v", c.CommandPath(), s, err)
+				}
+				continue
+			}
 			if _, err := policy.Parse(s, trace.DefaultWindow); err != nil {
 				t.Errorf("mdk %s example: policy spec %q: %v", c.CommandPath(), s, err)
 			}
