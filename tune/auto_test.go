@@ -250,7 +250,7 @@ func randomAuto(rng *rand.Rand) string {
 func TestAutoEqualsNaive(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 22))
 	switches := 0
-	for n := range testutil.Count(500) {
+	for n := range testutil.Count(250) {
 		tr := testutil.RandomTrace(rng)
 		spec := randomAuto(rng)
 		switches += checkAuto(t, fmt.Sprintf("trace %d", n), tr, mustAuto(t, spec, tr.Header.Window))
@@ -303,7 +303,7 @@ func TestControlledFixedEqualsRun(t *testing.T) {
 			ss = append(ss, policy.PAW{P: x, Wait: y}, policy.PACE{P: x, A: y})
 		}
 	}
-	for n := range testutil.Count(400) {
+	for n := range testutil.Count(200) {
 		tr := testutil.RandomTrace(rng)
 		for _, s := range ss {
 			got, err := sim.RunControlled(context.Background(), tr, fixed{s})
