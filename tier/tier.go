@@ -96,8 +96,17 @@ func (t *Tier) StoredFraction() float64 {
 	return t.StoredBytesPerPage / float64(t.PageSizeBytes)
 }
 
+// MaxLatencyNs bounds every latency of a tier file: a minute. A page touch
+// or a page's demotion slower than that is not a tier's latency but a
+// damaged file (or one in other units).
+const MaxLatencyNs = 60e9
+
 // Validate checks that every figure is usable: a name, a positive page
-// size, finite non-negative latencies and sizes.
+// size, finite non-negative latencies of at most [MaxLatencyNs] and sizes,
+// a positive mean promotion latency (a tier file without promotion_ns
+// would charge nothing per promotion), and a stored size per page of at
+// most the page (a tier that stores a page in more than a page frees
+// nothing).
 func (t *Tier) Validate() error {
 	var errs []error
 	bad := func(field string, format string, args ...any) {
@@ -114,12 +123,18 @@ func (t *Tier) Validate() error {
 			bad(field, "want a finite number >= 0, got %v", x)
 		}
 	}
+	ns := func(field string, x float64) {
+		nonNeg(field, x)
+		if x > MaxLatencyNs {
+			bad(field, "%v ns is more than a minute: not a latency in nanoseconds", x)
+		}
+	}
 	lat := func(field string, l Latency) {
-		nonNeg(field+".mean", l.Mean)
-		nonNeg(field+".p50", l.P50)
-		nonNeg(field+".p99", l.P99)
-		nonNeg(field+".max", l.Max)
-		nonNeg(field+".mean_wall", l.MeanWall)
+		ns(field+".mean", l.Mean)
+		ns(field+".p50", l.P50)
+		ns(field+".p99", l.P99)
+		ns(field+".max", l.Max)
+		ns(field+".mean_wall", l.MeanWall)
 		if l.Samples < 0 {
 			bad(field+".samples", "want >= 0, got %d", l.Samples)
 		}
@@ -128,10 +143,16 @@ func (t *Tier) Validate() error {
 	if t.ResidentTouchNs != nil {
 		lat("resident_touch_ns", *t.ResidentTouchNs)
 	}
-	nonNeg("demotion_ns_per_page", t.DemotionNsPerPage)
+	ns("demotion_ns_per_page", t.DemotionNsPerPage)
 	nonNeg("stored_bytes_per_page", t.StoredBytesPerPage)
-	if t.PageSizeBytes > 0 && t.StoredBytesPerPage > float64(4*t.PageSizeBytes) {
+	switch {
+	case t.PageSizeBytes > 0 && t.StoredBytesPerPage > float64(4*t.PageSizeBytes):
 		bad("stored_bytes_per_page", "%v is more than 4 pages of %d bytes", t.StoredBytesPerPage, t.PageSizeBytes)
+	case t.PageSizeBytes > 0 && t.StoredBytesPerPage > float64(t.PageSizeBytes):
+		bad("stored_bytes_per_page", "%v is more than the page of %d bytes: reclaiming a page would cost memory", t.StoredBytesPerPage, t.PageSizeBytes)
+	}
+	if t.PromotionNs.Mean == 0 {
+		bad("promotion_ns.mean", "missing or 0: the model charges it per promotion (nanoseconds, e.g. 10533 for zram)")
 	}
 	return errors.Join(errs...)
 }
