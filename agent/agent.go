@@ -57,8 +57,9 @@ type Options struct {
 	Windows int           // stop after this many windows; 0: until the tracker ends
 
 	DryRun bool // decide and measure, reclaim nothing
-	// MaxPages is the most pages reclaimed in one window; the decided pages
-	// past it (in page order) are not reclaimed, cause "limit".
+	// MaxPages is the most pages reclaimed in one window (0: none); the
+	// decided pages past it (in page order) are not reclaimed, cause
+	// "limit".
 	MaxPages int
 	// PSIThreshold: when the "some avg10" of PSIPath is above this many
 	// percent, the window reclaims nothing (cause "psi"). 0 disables.
@@ -80,7 +81,8 @@ type Options struct {
 	Model string
 
 	FS      collect.FS
-	Dir     string    // the run directory; created if missing
+	Dir     string    // the run directory; created if missing (its parent must exist)
+	Force   bool      // replace the run in Dir if it holds one (else an error)
 	Log     io.Writer // JSON line of every window; nil for none
 	Metrics *Metrics  // Prometheus metrics to update; nil for none
 }
@@ -100,12 +102,16 @@ var DefaultOptions = Options{
 }
 
 // Summary is a run's totals.
+//
+// In run.json its keys are snake_case (windows, decided, out, refused,
+// skipped, promotions, saved, kernel_out, cpu_ns); older CamelCase files
+// are read too (rundir.go).
 type Summary struct {
 	Windows    int
 	Decided    int64
 	Out        int64
 	Refused    int64
-	Skipped    int64
+	Skipped    int64 // pages decided and not reclaimed, refused ones included
 	Promotions int64
 	Saved      int64
 	KernelOut  int64
@@ -181,6 +187,9 @@ func Run(ctx context.Context, tr Tracker, opt Options) (sum Summary, err error) 
 	if opt.Window <= 0 {
 		return sum, fmt.Errorf("agent: window must be positive, got %v", opt.Window)
 	}
+	if opt.MaxPages < 0 {
+		return sum, fmt.Errorf("agent: MaxPages %d is negative", opt.MaxPages)
+	}
 	if opt.FS.Proc == "" {
 		opt.FS = collect.NewFS("/proc", "/sys")
 	}
@@ -211,7 +220,11 @@ func Run(ctx context.Context, tr Tracker, opt Options) (sum Summary, err error) 
 		}
 	}
 	for i, pid := range tr.Targets() {
-		act, err := opt.FS.OpenActuator(pid)
+		open := opt.FS.OpenActuator
+		if opt.DryRun { // a dry run never reclaims: no right to reclaim needed
+			open = opt.FS.OpenObserver
+		}
+		act, err := open(pid)
 		if err != nil {
 			return sum, fmt.Errorf("target %d (pid %d): %w", i, pid, err)
 		}
@@ -419,7 +432,7 @@ func (a *agent) window(k int, win *trace.Window) (Row, []skip, error) {
 	case a.opt.PSIThreshold > 0 && row.PSISome > a.opt.PSIThreshold:
 		skipAll(CausePSI, &row.SkippedPSI)
 	}
-	if a.opt.MaxPages > 0 && len(decided) > a.opt.MaxPages {
+	if len(decided) > a.opt.MaxPages {
 		for _, id := range decided[a.opt.MaxPages:] {
 			skipped = append(skipped, skip{id, CauseLimit})
 		}
@@ -814,10 +827,7 @@ const (
 )
 
 func newRunFiles(opt Options, tracker string, h trace.Header, targets []int) (*runFiles, error) {
-	if opt.Dir == "" {
-		return nil, errors.New("agent: no run directory")
-	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+	if err := makeRunDir(opt.Dir, opt.Force); err != nil {
 		return nil, err
 	}
 	rf := &runFiles{dir: opt.Dir}

@@ -3,11 +3,8 @@ package agent
 import (
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,23 +15,6 @@ import (
 	"mdk/sim"
 	"mdk/trace"
 )
-
-// ReadRunInfo reads dir/run.json.
-func ReadRunInfo(dir string) (RunInfo, error) {
-	var ri RunInfo
-	path := filepath.Join(dir, MetaFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ri, err
-	}
-	if err := json.Unmarshal(b, &ri); err != nil {
-		return ri, fmt.Errorf("%s: %w", path, err)
-	}
-	if ri.Setting == "" {
-		return ri, fmt.Errorf("%s: no \"setting\"", path)
-	}
-	return ri, nil
-}
 
 // WindowDiff is one window of the side-by-side: predicted beside measured,
 // and the difference split by cause. For promotions and saved page-windows
@@ -99,37 +79,12 @@ type Comparison struct {
 // the trace the agent observed, and sets the prediction beside what the
 // agent measured, window by window.
 func Compare(dir string, s policy.Setting) (*Comparison, error) {
-	info, err := ReadRunInfo(dir)
+	run, err := ReadRun(dir)
 	if err != nil {
 		return nil, err
 	}
-	rd, c, err := trace.Open(filepath.Join(dir, TraceFile))
-	if err != nil {
-		return nil, err
-	}
-	t, err := trace.ReadAll(rd)
-	c.Close()
-	if err != nil {
-		return nil, err
-	}
-	mpath := filepath.Join(dir, MeasuredFile)
-	mf, err := os.Open(mpath)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := ReadMeasured(mf, mpath)
-	mf.Close()
-	if err != nil {
-		return nil, err
-	}
+	info, t, rows, skips := run.Info, run.Trace, run.Rows, run.skips
 	W := len(t.Windows)
-	if len(rows) != W {
-		return nil, fmt.Errorf("%s has %d windows, %s has %d: not the same run", mpath, len(rows), TraceFile, W)
-	}
-	skips, err := readSkipped(filepath.Join(dir, SkippedFile), W, len(t.Pages))
-	if err != nil {
-		return nil, err
-	}
 
 	decided := make([]int64, W)
 	pred := sim.RunObserved(t, s, func(_ uint32, _, at int) { decided[at]++ })
@@ -234,41 +189,6 @@ func addCounter(sum *int64, v int64) {
 	*sum += v
 }
 
-type skipLine struct {
-	window int
-	page   uint32
-	cause  string
-}
-
-func readSkipped(path string, windows, pages int) ([]skipLine, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	cr.FieldsPerRecord = 3
-	if _, err := cr.Read(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var out []skipLine
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		w, err1 := strconv.Atoi(rec[0])
-		p, err2 := strconv.ParseUint(rec[1], 10, 32)
-		if err1 != nil || err2 != nil || w < 0 || w >= windows || int(p) >= pages {
-			return nil, fmt.Errorf("%s:%d: expected a window below %d and a page below %d, got %q", path, line, windows, pages, rec[:2])
-		}
-		out = append(out, skipLine{w, uint32(p), rec[2]})
-	}
-}
-
 // events holds, per page, the windows of its accesses and frees, in order.
 type events struct{ acc, free [][]int }
 
@@ -301,17 +221,22 @@ func (ev events) after(p uint32, k, W int) (prom, end int) {
 	return -1, end
 }
 
-// WriteText writes the side-by-side as a table, the totals with the PR
-// statistics, and the explanation of each difference.
+// WriteText writes the side-by-side as a table within about 100 columns
+// (each predicted/measured pair in one cell; the kernel's own reclaim, in
+// the CSV, is in the explanation when there is any), the totals with the PR statistics
+// as percentages, and the explanation of each difference. CSV and JSON
+// keep every column apart and full precision.
 func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "setting %s, %d windows of %s (%s tracker, kernel %s)\n", c.Info.Setting, len(c.Windows), c.Info.Window, c.Info.Tracker, c.Info.Kernel)
-	fmt.Fprintln(tw, "window\taccessed\tdecided pred\tmeas\tpromotions pred\tmeas\tsaved pred\tmeas\trefused\tby refused prom\tsaved\tby skipped prom\tsaved\tresidual prom\tsaved\tkernel out\tkernel in\t")
+	fmt.Fprintln(tw, "window\taccessed\tdecided\tpromotions\tsaved\trefused\tby refused\tby limits\tresidual\t")
+	fmt.Fprintln(tw, "\t\tpred/meas\tpred/meas\tpred/meas\tpages\tprom/saved\tprom/saved\tprom/saved\t")
+	pair := func(a, b int64) string { return strconv.FormatInt(a, 10) + "/" + strconv.FormatInt(b, 10) }
 	row := func(name string, d WindowDiff) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, d.Accessed,
-			d.PredDecided, d.Decided, d.PredPromotions, d.Promotions, d.PredSaved, d.Saved, d.Refused,
-			d.RefusedPromotions, d.RefusedSaved, d.SkippedPromotions, d.SkippedSaved,
-			d.ResidualPromotions, d.ResidualSaved, d.KernelOut, d.KernelIn)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", name, d.Accessed,
+			pair(d.PredDecided, d.Decided), pair(d.PredPromotions, d.Promotions), pair(d.PredSaved, d.Saved), d.Refused,
+			pair(d.RefusedPromotions, d.RefusedSaved), pair(d.SkippedPromotions, d.SkippedSaved),
+			pair(d.ResidualPromotions, d.ResidualSaved))
 	}
 	for _, d := range c.Windows {
 		row(strconv.Itoa(d.Window), d)
@@ -322,24 +247,48 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	p, m := c.Predicted, c.Measured
 	fmt.Fprintf(w, "\n%-16s %12s %12s\n", "", "predicted", "measured")
-	for _, s := range []struct {
-		name string
-		a, b float64
-	}{
-		{"promotions", float64(p.TotalPromotions()), float64(m.TotalPromotions())},
-		{"saved", float64(p.Saved), float64(m.Saved)},
-		{"max_pr", p.MaxPR(), m.MaxPR()},
-		{"p99_pr", p.Percentile(99), m.Percentile(99)},
-		{"mean_pr", p.MeanPR(), m.MeanPR()},
-		{"savings", p.Savings(), m.Savings()},
+	count := func(n int64) string { return strconv.FormatInt(n, 10) }
+	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 4, 64) + "%" }
+	for _, s := range [][3]string{
+		{"promotions", count(p.TotalPromotions()), count(m.TotalPromotions())},
+		{"saved", count(p.Saved), count(m.Saved)},
+		{"max_pr", pct(p.MaxPR()), pct(m.MaxPR())},
+		{"p99_pr", pct(p.Percentile(99)), pct(m.Percentile(99))},
+		{"mean_pr", pct(p.MeanPR()), pct(m.MeanPR())},
+		{"savings", pct(p.Savings()), pct(m.Savings())},
 	} {
-		fmt.Fprintf(w, "%-16s %12s %12s\n", s.name, result.FormatFloat(s.a), result.FormatFloat(s.b))
+		fmt.Fprintf(w, "%-16s %12s %12s\n", s[0], s[1], s[2])
 	}
 	fmt.Fprintln(w)
 	for _, line := range c.Explain() {
-		fmt.Fprintln(w, line)
+		fmt.Fprint(w, wrap(line, textWidth))
 	}
 	return nil
+}
+
+// textWidth is the width of the text side-by-side.
+const textWidth = 100
+
+// wrap breaks s at spaces into lines of at most width characters (a
+// longer word stands alone), the continuation lines indented by two.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case n+1+len(word) > width:
+			b.WriteString("\n  ")
+			n = 2
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	b.WriteByte('\n')
+	return b.String()
 }
 
 // Explain says, in sentences, where measured and predicted differ and why.

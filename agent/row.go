@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"mdk/collect"
@@ -127,54 +128,88 @@ func (r *Row) csvRecord() []string {
 }
 
 // ReadMeasured reads a measured.csv; name is used in errors. Unknown columns
-// are ignored and missing ones read as zero, so that older runs stay readable.
+// are ignored and missing ones read as zero (the kernel counters and
+// psi_some_avg10 as -1, not available), so that partial runs stay readable;
+// [ReadRun] says which columns a run must have. A count must not be
+// negative, except -1 in the kernel counters and psi_some_avg10; a
+// percentage is at most 100.
 func ReadMeasured(r io.Reader, name string) ([]Row, error) {
+	rows, _, err := readMeasured(r, name)
+	return rows, err
+}
+
+// mayBeUnknown are the columns that hold -1 where the kernel does not have
+// the number, and read as -1 when missing.
+var mayBeUnknown = map[string]bool{"majflt": true, "pswpin": true, "pswpout": true, "refault_anon": true, "psi_some_avg10": true}
+
+// readMeasured is ReadMeasured, also returning the columns the header has.
+func readMeasured(r io.Reader, name string) ([]Row, map[string]bool, error) {
 	cr := csv.NewReader(bufio.NewReader(r))
 	head, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file, expected a header line", name)
+			return nil, nil, fmt.Errorf("%s: empty file, expected a header line", name)
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	idx := map[string]int{}
+	have := map[string]bool{}
 	for i, h := range head {
+		if _, dup := idx[h]; dup {
+			return nil, nil, fmt.Errorf("%s:1: column %q twice", name, h)
+		}
 		idx[h] = i
+		have[h] = true
 	}
 	if _, ok := idx["window"]; !ok {
-		return nil, fmt.Errorf("%s:1: no \"window\" column: not a measured.csv", name)
+		return nil, nil, fmt.Errorf("%s:1: no \"window\" column: not a measured.csv", name)
 	}
 	var rows []Row
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return rows, nil
+			return rows, have, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		var row Row
 		for _, c := range row.cols() {
 			i, ok := idx[c.name]
 			if !ok || i >= len(rec) {
+				if mayBeUnknown[c.name] {
+					if c.f != nil {
+						*c.f = -1
+					} else {
+						*c.i = -1
+					}
+				}
 				continue
 			}
+			// -1 is "not available" where the kernel may lack the number.
+			bad := func(neg, over bool) bool { return neg && !mayBeUnknown[c.name] || over }
 			if c.f != nil {
 				v, err := strconv.ParseFloat(rec[i], 64)
-				if err != nil {
-					return nil, fmt.Errorf("%s:%d: %s: expected a number, got %q", name, line, c.name, rec[i])
+				if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+					return nil, nil, fmt.Errorf("%s:%d: %s: expected a number, got %q", name, line, c.name, rec[i])
+				}
+				if v < 0 && v != -1 || bad(v < 0, c.name == "psi_some_avg10" && v > 100) {
+					return nil, nil, fmt.Errorf("%s:%d: %s %s: out of range", name, line, c.name, rec[i])
 				}
 				*c.f = v
 				continue
 			}
 			v, err := strconv.ParseInt(rec[i], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %s: expected an integer, got %q", name, line, c.name, rec[i])
+				return nil, nil, fmt.Errorf("%s:%d: %s: expected an integer, got %q", name, line, c.name, rec[i])
+			}
+			if v < -1 || bad(v < 0, false) {
+				return nil, nil, fmt.Errorf("%s:%d: %s %d: a count is not negative", name, line, c.name, v)
 			}
 			*c.i = v
 		}
 		if row.Window != int64(len(rows)) {
-			return nil, fmt.Errorf("%s:%d: window %d, expected %d (windows in order from 0)", name, line, row.Window, len(rows))
+			return nil, nil, fmt.Errorf("%s:%d: window %d, expected %d (windows in order from 0)", name, line, row.Window, len(rows))
 		}
 		rows = append(rows, row)
 	}

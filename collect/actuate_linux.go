@@ -30,7 +30,15 @@ type Actuator struct {
 // OpenActuator opens a pidfd and the pagemap of process pid. It needs
 // CAP_SYS_NICE and ptrace read access to the target (root has both) and
 // Linux 5.10 (process_madvise).
-func (fsys FS) OpenActuator(pid int) (*Actuator, error) {
+func (fsys FS) OpenActuator(pid int) (*Actuator, error) { return fsys.openActuator(pid, true) }
+
+// OpenObserver is OpenActuator without the probe of process_madvise, for
+// a dry run, which reads pagemap and never reclaims: it needs only the
+// right to read the target's pagemap (its owner has it), not CAP_SYS_NICE.
+// Its PageOut fails with ErrPermission where OpenActuator would have.
+func (fsys FS) OpenObserver(pid int) (*Actuator, error) { return fsys.openActuator(pid, false) }
+
+func (fsys FS) openActuator(pid int, probe bool) (*Actuator, error) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
@@ -43,7 +51,10 @@ func (fsys FS) OpenActuator(pid int) (*Actuator, error) {
 	}
 	// Probe with no iovecs: the kernel checks the pid, the permission and
 	// that MADV_PAGEOUT may be applied to another process.
-	_, _, errno := unix.Syscall6(unix.SYS_PROCESS_MADVISE, uintptr(fd), 0, 0, unix.MADV_PAGEOUT, 0, 0)
+	var errno unix.Errno
+	if probe {
+		_, _, errno = unix.Syscall6(unix.SYS_PROCESS_MADVISE, uintptr(fd), 0, 0, unix.MADV_PAGEOUT, 0, 0)
+	}
 	switch errno {
 	case 0:
 	case unix.ENOSYS:

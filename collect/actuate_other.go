@@ -12,6 +12,9 @@ func (fsys FS) OpenActuator(pid int) (*Actuator, error) {
 	return nil, fmt.Errorf("%w: reclaiming pages of a process needs Linux (process_madvise)", ErrNotSupported)
 }
 
+// OpenObserver returns ErrNotSupported, as OpenActuator.
+func (fsys FS) OpenObserver(pid int) (*Actuator, error) { return fsys.OpenActuator(pid) }
+
 // Close does nothing.
 func (a *Actuator) Close() error { return nil }
 

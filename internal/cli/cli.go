@@ -149,7 +149,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s takes %d argument(s), got %d (see mdk %s --help)", cmd.Name(), n, len(args), cmd.Name())
+			return usagef("%s takes %d argument(s), got %d (see %s --help)", cmd.Name(), n, len(args), cmd.CommandPath())
 		}
 		return nil
 	}

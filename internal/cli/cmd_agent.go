@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"mdk/agent"
 	"mdk/collect"
+	"mdk/internal/outfile"
 	"mdk/policy"
 	"mdk/report"
 	"mdk/trace"
@@ -38,7 +40,8 @@ type agentOptions struct {
 	psiFile     string
 	slo         float64
 	sloWindows  int
-	swapFloor   int64
+	swapFloor   string
+	force       bool
 	metricsAddr string
 	log         string
 	proc, sys   string
@@ -76,14 +79,16 @@ clock); it starts a kdamond only when one is free and never takes over a
 kdamond it did not start: when every kdamond is busy it refuses, having
 written nothing.
 
-RUN is a directory: trace.mdkt (the observed trace), measured.csv (one row
+RUN is a directory: its parent must exist, and a directory that already
+holds a run is refused unless --force (which replaces the run's files at the
+end). It holds trace.mdkt (the observed trace), measured.csv (one row
 per window; the same rows as JSON lines to --log), skipped.csv (pages
 decided but not reclaimed, with the cause), run.json (the setting). Each file
 is written under a temporary name and renamed at the end; Ctrl-C and SIGTERM
 end the run with every completed window written.
 
-Safety: --dry-run decides and measures and reclaims nothing; at most
---max-pages pages per window; no reclaim in a window when memory pressure
+Safety: --dry-run decides and measures and reclaims nothing (it needs no
+CAP_SYS_NICE); at most --max-pages pages per window (0: none); no reclaim in a window when memory pressure
 (PSI some avg10 of --psi-file, default /proc/pressure/memory) is above
 --psi; no reclaim while the measured promotion rate has been above --slo for
 --slo-windows windows; swap free never below --swap-floor; without active
@@ -105,7 +110,12 @@ EXIT STATUS
   sudo mdk agent --cgroup /sys/fs/cgroup/db.slice --policy age:A=10m --dry-run -o dry
   mdk agent compare run-age`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(e, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseZero(cmd.Flags(), "duration"); err != nil {
+				return err
+			}
+			return runAgent(e, o)
+		},
 	}
 	f := cmd.Flags()
 	f.IntSliceVar(&o.pids, "pid", nil, "apply the policy to process `PID` (repeatable)")
@@ -117,13 +127,14 @@ EXIT STATUS
 	f.DurationVar(&o.window, "window", trace.DefaultWindow, "window `length`: the agent wakes once per window")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this `duration` (default: until the targets exit, the trace ends, or Ctrl-C)")
 	f.StringVarP(&o.out, "output", "o", "", "run `DIR` to write")
+	f.BoolVar(&o.force, "force", false, "replace the run already in -o RUN")
 	f.BoolVar(&o.dryRun, "dry-run", false, "decide and measure, reclaim nothing")
-	f.IntVar(&o.maxPages, "max-pages", d.MaxPages, "reclaim at most `N` pages per window")
-	f.Float64Var(&o.psi, "psi", d.PSIThreshold, "reclaim nothing in a window when memory PSI some avg10 is above this `percent` (0: off)")
+	f.IntVar(&o.maxPages, "max-pages", d.MaxPages, "reclaim at most `N` pages per window (0: none; the decided pages are skipped, cause limit)")
+	f.Float64Var(&o.psi, "psi", d.PSIThreshold, "reclaim nothing in a window when memory PSI some avg10 is above this `percent` (0 to 100; 0: off)")
 	f.StringVar(&o.psiFile, "psi-file", "", "pressure `FILE` (a cgroup's memory.pressure; default <proc>/pressure/memory)")
-	f.Float64Var(&o.slo, "slo", 0, "promotion-rate `SLO` (fraction of accessed pages); stop reclaiming while broken (0: off)")
+	f.Float64Var(&o.slo, "slo", 0, "promotion-rate `SLO` (fraction of accessed pages, 0 to 1: 0.02 is 2%); stop reclaiming while broken (0: off)")
 	f.IntVar(&o.sloWindows, "slo-windows", d.SLOWindows, "consecutive `windows` over --slo that stop reclaiming")
-	f.Int64Var(&o.swapFloor, "swap-floor", d.SwapFloorBytes, "keep at least `BYTES` of swap free")
+	f.StringVar(&o.swapFloor, "swap-floor", formatSize(d.SwapFloorBytes), "keep at least `SIZE` of swap free (bytes, or with a unit: 512K, 64M, 1.5G, 2GiB)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (host:port) at /metrics")
 	f.StringVar(&o.log, "log", "-", "JSON lines of every window to `FILE` (- standard error, empty: none)")
 	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", "/proc"), "procfs mount point `DIR` ($MDK_PROC)")
@@ -159,14 +170,32 @@ func runAgent(e *env, o agentOptions) error {
 	if o.spec == "" {
 		return usagef("agent needs --policy SPEC")
 	}
-	if o.window <= 0 {
-		return usagef("--window must be positive, got %v", o.window)
+	if err := checkLiveWindow(o.window); err != nil {
+		return err
 	}
 	if o.duration < 0 || o.duration > 0 && o.duration < o.window {
 		return usagef("--duration %v is shorter than one --window (%v)", o.duration, o.window)
 	}
-	if o.maxPages < 0 || o.sloWindows < 1 || o.psi < 0 || o.slo < 0 || o.swapFloor < 0 {
-		return usagef("--max-pages, --psi, --slo and --swap-floor must not be negative, --slo-windows at least 1")
+	if o.maxPages < 0 || o.sloWindows < 1 {
+		return usagef("--max-pages must not be negative, --slo-windows at least 1")
+	}
+	if !(o.psi >= 0 && o.psi <= 100) {
+		return usagef("--psi %v: want a percentage from 0 to 100 (0: off)", o.psi)
+	}
+	if !(o.slo >= 0 && o.slo <= 1) {
+		return usagef("--slo %v: want a fraction of the accessed pages from 0 to 1, such as 0.02 for 2%% (0: off)", o.slo)
+	}
+	swapFloor, err := parseSize(o.swapFloor)
+	if err != nil {
+		return usagef("--swap-floor %v", err)
+	}
+	if err := agent.CheckRunDir(o.out, o.force); err != nil {
+		return err
+	}
+	if o.log != "" && o.log != "-" {
+		if err := outfile.Check(o.log); err != nil {
+			return fmt.Errorf("--log: %w", err)
+		}
 	}
 	ss, err := parseSpecs([]string{o.spec}, o.window, o.model)
 	if err != nil {
@@ -179,7 +208,7 @@ func runAgent(e *env, o agentOptions) error {
 	opt := agent.DefaultOptions
 	opt.Setting, opt.Window, opt.DryRun, opt.MaxPages = ss[0], o.window, o.dryRun, o.maxPages
 	opt.PSIThreshold, opt.PSIPath, opt.SLO, opt.SLOWindows = o.psi, o.psiFile, o.slo, o.sloWindows
-	opt.SwapFloorBytes, opt.Model, opt.FS, opt.Dir = o.swapFloor, o.model, fsys, o.out
+	opt.SwapFloorBytes, opt.Model, opt.FS, opt.Dir, opt.Force = swapFloor, o.model, fsys, o.out, o.force
 	if o.duration > 0 {
 		opt.Windows = int(o.duration / o.window)
 	}
@@ -339,22 +368,33 @@ EXIT STATUS
 	return cmd
 }
 
-// compareRun reads RUN's setting and compares.
+// compareRun reads RUN's setting and compares. A setting or model that
+// does not parse is RUN's damage (exit 1), not the command line's.
 func compareRun(dir, model string) (*agent.Comparison, error) {
 	info, err := agent.ReadRunInfo(dir)
 	if err != nil {
 		return nil, err
 	}
-	window, err := time.ParseDuration(info.Window)
-	if err != nil {
-		return nil, fmt.Errorf("%s/run.json: window %q: %w", dir, info.Window, err)
+	meta := filepath.Join(dir, agent.MetaFile)
+	var m policy.Scorer
+	if model != "" {
+		if m, err = loadModel(model); err != nil {
+			return nil, err
+		}
+	} else if info.Model != "" {
+		if m, err = loadModel(info.Model); err != nil {
+			return nil, fmt.Errorf("%s: model %s: %w", meta, info.Model, errors.Unwrap(err))
+		}
 	}
-	if model == "" {
-		model = info.Model
+	ss, err := policy.Parse(info.Setting, info.WindowLength())
+	if err == nil && len(ss) != 1 {
+		err = fmt.Errorf("%d settings, a run has one", len(ss))
 	}
-	ss, err := parseSpecs([]string{info.Setting}, window, model)
+	if err == nil {
+		err = policy.AttachModel(ss, m)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)
 	}
 	return agent.Compare(dir, ss[0])
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdk/calibrate"
+	"mdk/internal/outfile"
 	"mdk/tier"
 )
 
@@ -92,6 +93,14 @@ func runCalibrate(e *env, o calibrateOptions) error {
 	if o.pid < 0 {
 		return usagef("--pid %d: want a process ID", o.pid)
 	}
+	// 0 is the package's "default"; given on the command line it would be
+	// taken silently for the default.
+	if o.pages == 0 {
+		return usagef("--pages 0: want %d to %d pages per content", 64, calibrate.MaxPages)
+	}
+	if o.pidPages == 0 {
+		return usagef("--pid-pages 0: want %d to %d pages", 64, calibrate.MaxPIDPages)
+	}
 	plan, err := calibrate.Plan(opts)
 	if err != nil {
 		return usageError{err}
@@ -102,6 +111,11 @@ func runCalibrate(e *env, o calibrateOptions) error {
 	}
 	if !o.setup {
 		return usagef("calibrate changes nothing without --setup; it would:\n%s", plan)
+	}
+	if o.out != "" {
+		if err := outfile.Check(o.out); err != nil {
+			return err
+		}
 	}
 	t, err := calibrate.Run(e.ctx, opts)
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -54,7 +55,8 @@ path per line, # comments). Tuning follows mdk tune's rules: the first half
 of each trace's windows trains, the second evaluates. Every trace must have
 the window length the policy specs are read with (--window, default: the
 first trace's). A job that fails (unreadable or corrupt trace) is reported in
-jobs.csv with its error and does not stop the others.
+jobs.csv with its error and does not stop the others; when every job
+fails, the files are written and mdk exits 1.
 
 This command runs the jobs on a pool of goroutines on this machine (--local).
 The same computation on Apache Beam (prism locally, Flink, Spark, Dataflow)
@@ -149,5 +151,11 @@ func runFleet(e *env, o fleetOptions, args []string) error {
 	if err := outfile.CommitAll(files...); err != nil {
 		return err
 	}
-	return f.WriteSummary(e.stdout)
+	if err := f.WriteSummary(e.stdout); err != nil {
+		return err
+	}
+	if f.Jobs > 0 && f.Failed == f.Jobs {
+		return fmt.Errorf("fleet: every one of the %d jobs failed (their errors are in %s)", f.Jobs, filepath.Join(o.out, "jobs.csv"))
+	}
+	return nil
 }

@@ -111,6 +111,9 @@ EXIT STATUS
 // runImport checks the command line, builds the importer's options from the
 // flags, imports IN into OUT (removed on error) and prints what it wrote.
 func runImport(e *env, cmd *cobra.Command, o importOptions, format, in string) error {
+	if err := refuseZero(cmd.Flags(), "window", "page-size", "max-windows", "time-unit", "sector-size", "window-requests", "window-instructions"); err != nil {
+		return err
+	}
 	if o.out == "" {
 		return usagef("import needs -o OUT")
 	}

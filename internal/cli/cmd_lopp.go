@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdk/gbdt"
+	"mdk/internal/outfile"
 	"mdk/lopp"
 	"mdk/policy"
 	"mdk/trace"
@@ -84,6 +85,9 @@ trace is then on windows it has not seen.`,
 func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	if o.out == "" {
 		return usagef("lopp train needs -o MODEL.json")
+	}
+	if err := outfile.Check(o.out); err != nil {
+		return err
 	}
 	ppm, err := policy.ParseRate(o.rate)
 	if err != nil {

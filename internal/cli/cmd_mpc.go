@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mdk/internal/outfile"
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/report"
@@ -133,6 +134,9 @@ func runMPC(e *env, o mpcOptions, path string) error {
 	if o.plot != "" {
 		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
 			return usagef("--plot %s: want a .svg or .png file name", o.plot)
+		}
+		if err := outfile.Check(o.plot); err != nil {
+			return err
 		}
 	}
 	t, err := loadTier(o.tier)

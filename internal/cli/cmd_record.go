@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,13 +79,20 @@ EXIT STATUS
   1    recording failed: no such process, no permission, no idle page
        tracking, no DAMON or every kdamond busy, valgrind missing, I/O error
   2    bad command line
-  130  --exact interrupted (the windows so far are kept)`,
+  130  --exact interrupted (the windows so far are kept)
+  N    --exact: the program exited with status N (not 0); the trace of
+       what it did is still written`,
 		Example: `  sudo mdk record --pid 1234 --window 30s --duration 1h -o app.mdkt
   sudo mdk record --cgroup /sys/fs/cgroup/system.slice/db.service --window 10s -o db.mdkt
   sudo mdk record --cgroup /sys/fs/cgroup/app --pages physical -o app-frames.mdkt
   sudo mdk record --pid 1234 --tracker damon --window 5s -o app-damon.mdkt
   mdk record --exact --window-instructions 1000000 -o gzip.mdkt -- gzip -k big.txt`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runRecord(e, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseZero(cmd.Flags(), "duration"); err != nil {
+				return err
+			}
+			return runRecord(e, o, args)
+		},
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)
@@ -159,6 +167,19 @@ func runRecord(e *env, o recordOptions, args []string) error {
 		}
 		fmt.Fprintf(e.stderr, "mdk record: %d windows of %d instructions (%s, %s) to %s; the program exited with status %d\n",
 			res.Windows, o.windowInstrs, res.Tracer, what, o.out, res.ExitCode)
+		if res.ExitCode != 0 {
+			// The trace of what it did is kept; the failure is the
+			// program's, and its status is mdk's (as env and timeout do).
+			code := res.ExitCode
+			if code < 0 || code > 255 {
+				code = ExitError
+			}
+			kept := "its trace (" + strconv.Itoa(res.Windows) + " windows) is in " + o.out
+			if res.Windows == 0 {
+				kept = "it completed no window"
+			}
+			return exitError{code, fmt.Errorf("record: the program failed (exit status %d); %s", res.ExitCode, kept)}
+		}
 		return nil
 	}
 	if len(args) > 0 {
@@ -172,8 +193,8 @@ func runRecord(e *env, o recordOptions, args []string) error {
 	if (len(o.pids) == 0) == (o.cgroup == "") {
 		return usagef("give --pid PID (repeatable) or --cgroup PATH, or --exact -- CMD")
 	}
-	if o.window <= 0 {
-		return usagef("--window must be positive, got %v", o.window)
+	if err := checkLiveWindow(o.window); err != nil {
+		return err
 	}
 	if o.tracker != "idle" && o.tracker != "damon" {
 		return usagef("--tracker must be idle or damon, got %q", o.tracker)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"mdk/agent"
+	"mdk/internal/outfile"
 	"mdk/policy"
 	"mdk/report"
 	"mdk/result"
@@ -121,6 +122,9 @@ curves; a third time with --slo).`,
 func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if o.out == "" {
 		return usagef("report needs -o FILE.html")
+	}
+	if err := outfile.Check(o.out); err != nil {
+		return err
 	}
 	if path == "-" {
 		return usagef("report reads the trace twice and needs a file, not standard input")

@@ -39,6 +39,9 @@ EXIT STATUS
 		Example: `  printf 'w 0\nw 1\nq\n' | mdk workload replay trace.mdkt`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseZero(cmd.Flags(), "window"); err != nil {
+				return err
+			}
 			rd, c, err := trace.Open(args[0])
 			if err != nil {
 				return err

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -156,4 +158,84 @@ func sampleNote(rs []*result.Result) string {
 	r := rs[0]
 	return fmt.Sprintf("sampled: %s of the pages; counts are the sample's x %d, rates the sample's own; ± is a 95%% bound from %d sub-samples (docs/bench.md, sampling)\n",
 		trace.FormatPPM(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
+}
+
+// sizeUnits are the binary units of parseSize, as the kernel's memparse:
+// K is 1024 bytes.
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{{"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}}
+
+// parseSize parses a byte count: a plain number of bytes, or a number
+// (decimals allowed) with a binary unit K, M, G or T, optionally followed by
+// "iB" or "B" ("512K", "100G", "1.5GiB", "64MB" are all binary). The error
+// is one line without Go's parser's words.
+func parseSize(s string) (int64, error) {
+	num, shift := strings.TrimSpace(s), uint(0)
+	up := strings.ToUpper(num)
+	up = strings.TrimSuffix(strings.TrimSuffix(up, "IB"), "B")
+	for _, u := range sizeUnits {
+		if rest, ok := strings.CutSuffix(up, u.suffix); ok {
+			up, shift = strings.TrimSpace(rest), u.shift
+			break
+		}
+	}
+	bad := fmt.Errorf("%q: want a size in bytes, or with a unit: 512K, 64M, 100G, 1.5GiB", s)
+	if up == "" || strings.TrimLeft(up, "0123456789.") != "" || strings.Count(up, ".") > 1 {
+		return 0, bad
+	}
+	v, err := strconv.ParseFloat(up, 64)
+	if err != nil {
+		return 0, bad
+	}
+	v *= float64(uint64(1) << shift)
+	if v >= 1<<62 {
+		return 0, fmt.Errorf("%q: more than 4 EiB", s)
+	}
+	return int64(v), nil
+}
+
+// formatSize prints n bytes in the largest binary unit that divides it
+// ("64M"), as parseSize reads it back.
+func formatSize(n int64) string {
+	for _, u := range sizeUnits {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// MinLiveWindow is the shortest window of the commands that act on live
+// processes (record, agent): a window must leave time to scan the pages.
+const MinLiveWindow = 10 * time.Millisecond
+
+// checkLiveWindow refuses a --window that is not a window a live process
+// can be scanned in.
+func checkLiveWindow(w time.Duration) error {
+	if w <= 0 {
+		return usagef("--window must be positive, got %v", w)
+	}
+	if w < MinLiveWindow {
+		return usagef("--window %v: shorter than %v, too short to scan a process's pages in", w, MinLiveWindow)
+	}
+	return nil
+}
+
+// refuseZero refuses a 0 given on the command line to a flag whose 0 is
+// not a value but the flag's absence (a default, or "none"): taken
+// silently, --window 0 would mean 30s. A flag whose help gives 0 a meaning
+// ("0: off") is not passed here.
+func refuseZero(fl *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		f := fl.Lookup(name)
+		if f == nil || !fl.Changed(name) {
+			continue
+		}
+		if v := f.Value.String(); v == "0" || v == "0s" {
+			return usagef("--%s 0: not a value here (leave --%s out for its default)", name, name)
+		}
+	}
+	return nil
 }

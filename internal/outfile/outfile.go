@@ -151,3 +151,18 @@ func WriteFile(path string, data []byte) error {
 	}
 	return o.Commit()
 }
+
+// Check reports whether path could be written now, before a command does
+// its work: it creates the temporary file Create would and removes it. An
+// error names path (a missing or read-only directory, path a directory).
+func Check(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("create %s: is a directory", path)
+	}
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	f.Abort()
+	return nil
+}
