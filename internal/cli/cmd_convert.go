@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -241,8 +239,8 @@ func coarsen(r trace.Reader, o convertOptions) (trace.Reader, error) {
 	}
 	if o.pageSize != "" {
 		size, err := parseSize(o.pageSize)
-		if err != nil {
-			return nil, usagef("--page-size: %v", err)
+		if err != nil || size <= 0 || size > 1<<40 {
+			return nil, usagef("--page-size: %q: want a positive size such as 4096, 4K, 2M or 1G (at most 1T)", o.pageSize)
 		}
 		src := int64(r.Header().PageSize)
 		if size%src != 0 {
@@ -258,25 +256,4 @@ func coarsen(r trace.Reader, o convertOptions) (trace.Reader, error) {
 		return nil, usageError{err}
 	}
 	return cr, nil
-}
-
-// parseSize parses a size in bytes: a number with an optional suffix K, M,
-// G (or KiB, MiB, GiB; powers of 1024).
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	num := s
-	for _, suf := range []struct {
-		s string
-		m int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
-		if n, ok := strings.CutSuffix(s, suf.s); ok {
-			num, mult = n, suf.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > (1<<40)/mult {
-		return 0, fmt.Errorf("%q: want a positive size such as 4096, 4K, 2M or 1G (at most 1T)", s)
-	}
-	return n * mult, nil
 }

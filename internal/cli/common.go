@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -168,9 +169,10 @@ var sizeUnits = []struct {
 }{{"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}}
 
 // parseSize parses a byte count: a plain number of bytes, or a number
-// (decimals allowed) with a binary unit K, M, G or T, optionally followed by
-// "iB" or "B" ("512K", "100G", "1.5GiB", "64MB" are all binary). The error
-// is one line without Go's parser's words.
+// (decimals allowed, if the bytes are whole) with a binary unit K, M, G or
+// T, optionally followed by "iB" or "B" ("512K", "100G", "1.5GiB", "64MB"
+// are all binary). The error is one line without Go's parser's words.
+// --swap-floor and convert --page-size read it.
 func parseSize(s string) (int64, error) {
 	num, shift := strings.TrimSpace(s), uint(0)
 	up := strings.ToUpper(num)
@@ -192,6 +194,9 @@ func parseSize(s string) (int64, error) {
 	v *= float64(uint64(1) << shift)
 	if v >= 1<<62 {
 		return 0, fmt.Errorf("%q: more than 4 EiB", s)
+	}
+	if v != math.Trunc(v) {
+		return 0, fmt.Errorf("%q: not a whole number of bytes", s)
 	}
 	return int64(v), nil
 }

@@ -67,7 +67,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "G", "-1G", "1e9", "NaN", "1..2M", "10X", "9999999T"} {
+	for _, in := range []string{"", "G", "-1G", "1e9", "NaN", "1..2M", "10X", "9999999T", "1.5"} {
 		if got, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", in, got)
 		}
