@@ -9,7 +9,7 @@
 // the two runs' totals ([Comparison.Check]); each class is then split by what
 // a designer can act on: the prior reuse distance at the touch, the idle
 // length, the life's age and number of touches, the window, the address space
-// and the memory region ([Regions]).
+// and the memory region ([trace.Regions]).
 //
 // The package owns the comparison and its identity; it holds the trace in
 // memory (as sim does) and a map entry per reclaimed gap.
@@ -163,13 +163,19 @@ type Comparison struct {
 	Setting, Ref *result.Result
 	Classes      [NumClasses]Tally
 	Splits       []Split
+	// RegionsFrom says where the regions came from (Options.RegionsFrom,
+	// or "address ranges (no mappings)").
+	RegionsFrom string
 }
 
 // Options are the optional parts of [Compare].
 type Options struct {
 	// Regions names the memory region of every page; nil: the address
-	// ranges of [AddressRanges].
-	Regions *Regions
+	// ranges of [trace.AddressRanges].
+	Regions *trace.Regions
+	// RegionsFrom says where Regions came from, for the text output
+	// ("" for the default).
+	RegionsFrom string
 	// OnGap, if set, is called for every gap once it is classified.
 	OnGap func(*Gap)
 }
@@ -206,7 +212,7 @@ func (o *observer) GapEnded(uint32, int) {}
 //     and reclaimed) under each run, and is added to its class's tally and
 //     to one bucket of every split.
 //
-// Regions in o default to [AddressRanges] of t.
+// Regions in o default to [trace.AddressRanges] of t.
 func Compare(ctx context.Context, t *trace.Trace, s, ref policy.Setting, o Options) (*Comparison, error) {
 	if t.Header.Windows != 0 && t.Header.Windows != len(t.Windows) {
 		return nil, fmt.Errorf("headroom: trace header says %d windows, holds %d", t.Header.Windows, len(t.Windows))
@@ -218,9 +224,15 @@ func Compare(ctx context.Context, t *trace.Trace, s, ref policy.Setting, o Optio
 	}
 	regions := o.Regions
 	if regions == nil {
-		regions = AddressRanges(t.Pages, t.Header.PageSize)
+		regions = trace.AddressRanges(t.Pages, t.Header.PageSize)
 	}
-	c := &Comparison{Setting: rs[0], Ref: rs[1]}
+	c := &Comparison{Setting: rs[0], Ref: rs[1], RegionsFrom: o.RegionsFrom}
+	switch {
+	case o.Regions == nil:
+		c.RegionsFrom = "address ranges (no mappings)"
+	case c.RegionsFrom == "":
+		c.RegionsFrom = "given regions"
+	}
 	dims := newDims(t, regions)
 	splits := make([]map[int64]*Bucket, len(dims))
 	for i := range splits {
@@ -373,7 +385,7 @@ func log2Label(k int64) string {
 // space and the memory region.
 var Dims = []string{"prior", "idle", "age", "touches", "window", "space", "region"}
 
-func newDims(t *trace.Trace, regions *Regions) []dim {
+func newDims(t *trace.Trace, regions *trace.Regions) []dim {
 	W := len(t.Windows)
 	const parts = 10
 	return []dim{

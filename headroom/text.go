@@ -98,7 +98,11 @@ func WriteText(w io.Writer, c *Comparison, top int) error {
 				bs = append(slices.Clone(bs), other)
 			}
 		}
-		fmt.Fprintf(&b, "\nby %s:\n", dimTitles[sp.Dim])
+		title := dimTitles[sp.Dim]
+		if sp.Dim == "region" {
+			title += ": " + c.RegionsFrom
+		}
+		fmt.Fprintf(&b, "\nby %s:\n", title)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, sp.Dim+"\tmissed gaps\tmissed\tlater gaps\tlater\tspent gaps\tspent promotions\tspent\tlost of ref")
 		for _, bk := range bs {

@@ -19,8 +19,11 @@ type Design struct {
 	// Causes names the stacks of the cause bars, in order; Regions those of
 	// the region bars (the top regions by headroom, then "other").
 	Causes, Regions []string
-	Rows            []DesignRow
-	WhatIfs         []WhatIf
+	// RegionsFrom says where the regions came from: the trace's mappings
+	// sidecar, or address ranges.
+	RegionsFrom string
+	Rows        []DesignRow
+	WhatIfs     []WhatIf
 }
 
 // DesignRow is one setting compared with its OPP reference. Every value is

@@ -58,7 +58,9 @@ window if any of its pages is, alive while any of them is alive;
 if accessed in any, alive if alive in any. Births and frees follow from the
 lives (docs/whatif.md states the rule). With IN's own page size and K = 1
 the trace is copied unchanged; a coarsened trace is written unpartitioned
-unless --partitions is given.`,
+unless --partitions is given.
+
+IN's mappings sidecar (IN.maps, from mdk record) is copied to OUT.maps.`,
 		Example: `  mdk convert example.txt example.mdkt
   mdk convert trace.mdkt - --format text | less
   mdk gen -o - --format binary | mdk convert - big.txt
@@ -222,7 +224,24 @@ func runConvert(e *env, o convertOptions, in, out string) error {
 		}
 		return err
 	}
-	return w.finish()
+	if err := w.finish(); err != nil {
+		return err
+	}
+	return copyMaps(in, out)
+}
+
+// copyMaps copies IN's mappings sidecar (IN.maps), if it has one, to
+// OUT.maps, so that the mappings travel with the trace (byte addresses:
+// valid at any page size and window length).
+func copyMaps(in, out string) error {
+	if in == "-" || out == "-" {
+		return nil
+	}
+	ms, err := trace.ReadMapsFile(in + trace.MapsSuffix)
+	if err != nil || ms == nil {
+		return err
+	}
+	return writeFile(out+trace.MapsSuffix, func(w io.Writer) error { return trace.WriteMaps(w, ms) })
 }
 
 // copyCtx copies r to w and closes w, stopping when the command is cancelled.

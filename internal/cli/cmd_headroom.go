@@ -17,6 +17,7 @@ type headroomOptions struct {
 	json       bool
 	top        int
 	model      string
+	maps       string
 }
 
 func newHeadroomCmd(e *env) *cobra.Command {
@@ -37,8 +38,10 @@ only (spent: promotions where the reference would not); by neither. The
 classes' savings and promotions add up exactly to the two runs' totals
 (checked on every run). The missed, later and spent gaps are then split by
 the prior reuse distance at the touch, the idle length, the life's age and
-number of touches, the window, the address space and the memory region
-(address ranges: the pages of a space cut at holes of 1 MiB or more).
+number of touches, the window, the address space and the memory region:
+the mappings of the trace's sidecar TRACE.maps (written by mdk record;
+--maps names another file, docs/trace-format.md), else address ranges (the
+pages of a space cut at holes of 1 MiB or more).
 
 It holds the trace in memory, as mdk sim does.`,
 		Example: `  mdk headroom testdata/example.txt -p age:A=1
@@ -53,6 +56,7 @@ It holds the trace in memory, as mdk sim does.`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the comparison as JSON (every bucket)")
 	cmd.Flags().IntVar(&o.top, "top", 10, "print the `N` address spaces and regions with the most headroom, the rest summed (0: all)")
 	cmd.Flags().StringVar(&o.model, "model", "", "L-OPP model `FILE` (from mdk lopp train) for lopp settings")
+	cmd.Flags().StringVar(&o.maps, "maps", "", "the trace's mappings sidecar `FILE` (default: TRACE.maps if it exists)")
 	return cmd
 }
 
@@ -108,11 +112,16 @@ func runHeadroom(e *env, o headroomOptions, path string) error {
 	if sm := t.Header.Sample; !sm.All() {
 		fmt.Fprintf(e.stderr, "mdk: the trace is a %s sample of the pages: counts are the sample's, not scaled\n", sm)
 	}
+	regions, from, err := loadRegions(path, o.maps, t)
+	if err != nil {
+		return err
+	}
+	ho := headroom.Options{Regions: regions, RegionsFrom: from}
 	var cmp *headroom.Comparison
 	if ref == nil {
-		cmp, err = headroom.CompareOPP(e.ctx, t, s, st, headroom.Options{})
+		cmp, err = headroom.CompareOPP(e.ctx, t, s, st, ho)
 	} else {
-		cmp, err = headroom.Compare(e.ctx, t, s, ref, headroom.Options{})
+		cmp, err = headroom.Compare(e.ctx, t, s, ref, ho)
 	}
 	if err != nil {
 		return err
@@ -121,4 +130,28 @@ func runHeadroom(e *env, o headroomOptions, path string) error {
 		return headroom.WriteJSON(e.stdout, cmp)
 	}
 	return headroom.WriteText(e.stdout, cmp, o.top)
+}
+
+// loadRegions returns the regions of t: from the mappings sidecar maps (or,
+// if maps is "", path's sidecar path+".maps" if it exists), else the
+// address ranges; and where they came from, in words.
+func loadRegions(path, maps string, t *trace.Trace) (*trace.Regions, string, error) {
+	file := maps
+	if file == "" && path != "-" {
+		file = path + trace.MapsSuffix
+	}
+	var ms []trace.Mapping
+	if file != "" {
+		var err error
+		if ms, err = trace.ReadMapsFile(file); err != nil {
+			return nil, "", err
+		}
+		if ms == nil && maps != "" {
+			return nil, "", fmt.Errorf("--maps %s: no such file", maps)
+		}
+	}
+	if ms == nil {
+		return trace.AddressRanges(t.Pages, t.Header.PageSize), "address ranges (no mappings)", nil
+	}
+	return trace.FromMappings(t.Pages, t.Header.PageSize, ms), fmt.Sprintf("%d mappings of %s", len(ms), file), nil
 }

@@ -14,6 +14,7 @@ import (
 
 type statsOptions struct {
 	json bool
+	maps string
 }
 
 func newStatsCmd(e *env) *cobra.Command {
@@ -32,6 +33,11 @@ gaps exactly as SPEC section 1 defines them:
   number of pages alive in one window, and histograms of the idle lengths
   of closed and open gaps in buckets 0, 1, 2, 3-4, 5-8, 9-16, ...
 
+If the trace has a mappings sidecar (TRACE.maps, written by mdk record;
+--maps names another file), stats also lists its memory regions, largest
+first: the trace's pages in each mapping, their bytes and access records
+(the top 10 and the rest summed; JSON: every one, under "regions").
+
 TRACE is a trace file in any known format, or - for standard input.
 --json prints one JSON object with stable snake_case keys.
 
@@ -45,6 +51,7 @@ and exits with status 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runStats(e, o, args[0]) },
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print a JSON object")
+	cmd.Flags().StringVar(&o.maps, "maps", "", "the trace's mappings sidecar `FILE` (default: TRACE.maps if it exists)")
 	return cmd
 }
 
@@ -58,12 +65,30 @@ func runStats(e *env, o statsOptions, path string) error {
 	if errors.Is(readErr, context.Canceled) {
 		return readErr
 	}
-	if o.json {
+	var regions []stats.Region
+	var from string
+	if readErr == nil {
+		if regions, from, err = e.statsRegions(path, o.maps); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.json && regions != nil:
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			*stats.Stats
+			Regions []stats.Region `json:"regions"`
+		}{s, regions})
+	case o.json:
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(s)
-	} else {
+	default:
 		err = s.WriteText(e.stdout)
+		if err == nil && regions != nil {
+			err = stats.WriteRegions(e.stdout, regions, from, 10)
+		}
 	}
 	if readErr != nil {
 		return fmt.Errorf("%w (the numbers above cover the %d windows before the error)", readErr, s.Windows)
@@ -82,4 +107,36 @@ func (r ctxReader) Read() (*trace.Window, error) {
 		return nil, err
 	}
 	return r.Reader.Read()
+}
+
+// statsRegions returns the regions of the trace at path by the mappings of
+// maps or of its sidecar (nil if it has none), reading it once more.
+func (e *env) statsRegions(path, maps string) ([]stats.Region, string, error) {
+	file := maps
+	if file == "" {
+		if path == "-" {
+			return nil, "", nil
+		}
+		file = path + trace.MapsSuffix
+	}
+	ms, err := trace.ReadMapsFile(file)
+	if err != nil {
+		return nil, "", err
+	}
+	if ms == nil {
+		if maps != "" {
+			return nil, "", fmt.Errorf("--maps %s: no such file", maps)
+		}
+		return nil, "", nil
+	}
+	if path == "-" {
+		return nil, "", usagef("--maps: the trace must be a file (it is read twice), not standard input")
+	}
+	r, c, err := e.openTrace(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer c.Close()
+	rs, err := stats.Regions(ctxReader{r, e.ctx}, ms)
+	return rs, fmt.Sprintf("%d mappings of %s", len(ms), file), err
 }

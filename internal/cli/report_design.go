@@ -96,7 +96,11 @@ func (e *env) design(path string, o reportOptions, rs []*result.Result, st resul
 	if err != nil {
 		return nil, err
 	}
-	d := &report.Design{Stat: string(st), Causes: []string{"waiting (later)", "missed", "spent"}}
+	regions, from, err := loadRegions(path, "", t)
+	if err != nil {
+		return nil, err
+	}
+	d := &report.Design{RegionsFrom: from, Stat: string(st), Causes: []string{"waiting (later)", "missed", "spent"}}
 	var cmps []*headroom.Comparison
 	names, groups := result.Group(rs)
 	for _, name := range names {
@@ -111,7 +115,7 @@ func (e *env) design(path string, o reportOptions, rs []*result.Result, st resul
 		if err != nil {
 			return nil, err
 		}
-		cm, err := headroom.CompareOPP(e.ctx, t, s, st, headroom.Options{})
+		cm, err := headroom.CompareOPP(e.ctx, t, s, st, headroom.Options{Regions: regions, RegionsFrom: from})
 		if err != nil {
 			return nil, err
 		}
