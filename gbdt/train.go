@@ -26,6 +26,9 @@ type Config struct {
 	// Workers is the number of goroutines training may use; 0 means
 	// GOMAXPROCS. It never changes the model.
 	Workers int `json:"-"`
+	// Progress, if set, is called after every round with the rounds done
+	// and Rounds. It never changes the model.
+	Progress func(done, total int) `json:"-"`
 }
 
 // DefaultConfig is the configuration to start from. Its values are XGBoost's
@@ -122,7 +125,7 @@ func Train(x []float64, nfeat int, y []bool, cfg Config) (*Model, error) {
 	}
 	p := min(max(float64(pos)/float64(n), 1e-6), 1-1e-6)
 	m := &Model{nfeat: nfeat, base: math.Log(p / (1 - p)), cfg: cfg, cuts: cuts}
-	m.cfg.Workers = 0
+	m.cfg.Workers, m.cfg.Progress = 0, nil
 	margin := make([]float64, n)
 	for i := range margin {
 		margin[i] = m.base
@@ -179,6 +182,9 @@ func Train(x []float64, nfeat int, y []bool, cfg Config) (*Model, error) {
 				margin[i] += tree[k].value
 			}
 		})
+		if cfg.Progress != nil {
+			cfg.Progress(round+1, cfg.Rounds)
+		}
 	}
 	return m, nil
 }

@@ -75,6 +75,14 @@ type Observer interface {
 	GapEnded(page uint32, start int)
 }
 
+// WindowObserver is an Observer that also hears of the end of every
+// window, for a progress line; RunAll calls WindowDone(k, W) after window
+// k's frees.
+type WindowObserver interface {
+	Observer
+	WindowDone(k, windows int)
+}
+
 // Run simulates setting s on trace t.
 func Run(t *trace.Trace, s policy.Setting) *result.Result { return RunObserved(t, s, nil) }
 
@@ -186,6 +194,9 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 					resident[i][id] = false
 				}
 			}
+		}
+		if wo, ok := obs.(WindowObserver); ok {
+			wo.WindowDone(k, W)
 		}
 	}
 	if obs != nil {

@@ -46,12 +46,27 @@ type Report struct {
 // when it ends: memory beyond the trace and its gaps is a few bytes per page
 // and setting, whatever the trace's length.
 func Run(ctx context.Context, t *trace.Trace, ss []policy.Setting) (*Report, error) {
-	fast, err := mpc.Generate(ctx, t.NewReader(), ss, mpc.Options{})
+	return RunProgress(ctx, t, ss, nil)
+}
+
+// RunProgress is Run, calling progress (if not nil) after every window of
+// each of its two passes: stage "generator" (mpc.Generate), then
+// "simulator" (sim.RunAll).
+func RunProgress(ctx context.Context, t *trace.Trace, ss []policy.Setting, progress func(stage string, done, total int)) (*Report, error) {
+	var opts mpc.Options
+	if progress != nil {
+		opts.Progress = func(done, total int) { progress("generator", done, total) }
+	}
+	fast, err := mpc.Generate(ctx, t.NewReader(), ss, opts)
 	if err != nil {
 		return nil, err
 	}
-	n := newNesting(ss, len(t.Pages))
-	ref, err := sim.RunAll(ctx, t, ss, n)
+	var obs sim.Observer = newNesting(ss, len(t.Pages))
+	n := obs.(*nesting)
+	if progress != nil {
+		obs = progressNesting{n, progress}
+	}
+	ref, err := sim.RunAll(ctx, t, ss, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +110,15 @@ func Run(ctx context.Context, t *trace.Trace, ss []policy.Setting) (*Report, err
 	}
 	return rep, nil
 }
+
+// progressNesting is the nesting observer telling progress of every
+// window the simulator ends.
+type progressNesting struct {
+	*nesting
+	progress func(stage string, done, total int)
+}
+
+func (p progressNesting) WindowDone(k, windows int) { p.progress("simulator", k+1, windows) }
 
 // bits is a set of small integers.
 type bits []uint64

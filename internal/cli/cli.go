@@ -84,7 +84,9 @@ policies would save and what they would cost in refaults (promotions), window
 by window, on page-access traces.
 
 A trace is read from a file or from standard input ("-"). Results go to
-standard output, diagnostics to standard error.
+standard output, diagnostics to standard error. On a terminal, the long
+commands (mpc, tune, verify, lopp train, report, demo) redraw one progress
+line on standard error; never into a pipe or a file.
 
 EXIT STATUS
   0    success

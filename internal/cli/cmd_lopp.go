@@ -141,7 +141,9 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	if len(y) == 0 {
 		return fmt.Errorf("%s: no touch with a known label in fit windows %s", path, fit)
 	}
+	o.cfg.Progress = e.progressOf("lopp train", "round")
 	m, err := gbdt.Train(x, lopp.NumFeatures, y, o.cfg)
+	e.endProgress()
 	if err != nil {
 		return err
 	}

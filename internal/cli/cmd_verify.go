@@ -48,7 +48,19 @@ on two cores about 5 minutes, in 622 MB (docs/bench.md). Exits 3 when the engine
 			if err != nil {
 				return err
 			}
-			rep, err := verify.Run(e.ctx, t, ss)
+			var progress func(stage string, done, total int)
+			gen, sim := e.progress("verify: generator"), e.progress("verify: simulator")
+			if gen != nil {
+				progress = func(stage string, done, total int) {
+					if stage == "generator" {
+						gen(done, total)
+					} else {
+						sim(done, total)
+					}
+				}
+			}
+			rep, err := verify.RunProgress(e.ctx, t, ss, progress)
+			e.endProgress()
 			if err != nil {
 				return err
 			}

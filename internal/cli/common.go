@@ -90,11 +90,39 @@ func loadModel(path string) (policy.Scorer, error) {
 	return m, nil
 }
 
-// progress returns a progress callback that redraws one line on stderr,
-// or nil when stderr is not a terminal.
+// terminal is a standard error that says whether it is a terminal: the
+// tests give one to see the progress lines.
+type terminal interface {
+	io.Writer
+	IsTerminal() bool
+}
+
+// tty returns standard error if it is a terminal, else nil: progress goes
+// to a terminal only, never into a log or a pipe.
+func (e *env) tty() io.Writer {
+	switch f := e.stderr.(type) {
+	case *os.File:
+		if term.IsTerminal(int(f.Fd())) {
+			return f
+		}
+	case terminal:
+		if f.IsTerminal() {
+			return f
+		}
+	}
+	return nil
+}
+
+// progress returns a progress callback that redraws one line on stderr
+// ("what: window 3/40 (7%)"), or nil when stderr is not a terminal.
 func (e *env) progress(what string) func(done, total int) {
-	f, ok := e.stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	return e.progressOf(what, "window")
+}
+
+// progressOf is progress counting unit ("round") instead of windows.
+func (e *env) progressOf(what, unit string) func(done, total int) {
+	f := e.tty()
+	if f == nil {
 		return nil
 	}
 	last := time.Time{}
@@ -105,19 +133,19 @@ func (e *env) progress(what string) func(done, total int) {
 		}
 		last = now
 		if total > 0 {
-			fmt.Fprintf(f, "\r%s: window %d/%d (%d%%)", what, done, total, done*100/total)
+			fmt.Fprintf(f, "\r%s: %s %d/%d (%d%%)", what, unit, done, total, done*100/total)
 			if done == total {
 				fmt.Fprint(f, "\r\033[K")
 			}
 		} else {
-			fmt.Fprintf(f, "\r%s: window %d", what, done)
+			fmt.Fprintf(f, "\r%s: %s %d", what, unit, done)
 		}
 	}
 }
 
 // endProgress clears the progress line.
 func (e *env) endProgress() {
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f := e.tty(); f != nil {
 		fmt.Fprint(f, "\r\033[K")
 	}
 }

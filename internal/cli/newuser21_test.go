@@ -237,3 +237,45 @@ func TestRecordExactFailedProgram(t *testing.T) {
 		t.Errorf("the failed program's trace: %s", errs)
 	}
 }
+
+// fakeTTY is a standard error that says it is a terminal.
+type fakeTTY struct{ strings.Builder }
+
+func (*fakeTTY) IsTerminal() bool { return true }
+
+// TestProgressOnTerminal checks that the long commands (verify, lopp
+// train, tune, mpc) draw a progress line on a terminal's standard error,
+// clear it at the end, and print nothing of it when standard error is not
+// a terminal (a log, a pipe).
+func TestProgressOnTerminal(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"verify", example, "-p", "age:A=0..2"}, []string{"\rverify: generator: window 1/10 (10%)", "\rverify: simulator: window 1/10 (10%)"}},
+		{[]string{"lopp", "train", example, "--rounds", "3", "-o", filepath.Join(dir, "m.json")}, []string{"\rlopp train: round 1/3 (33%)"}},
+		{[]string{"tune", example, "--slo", "max_pr<=50%", "-p", "age:A=1..2"}, []string{"\rtune: window 1/10 (10%)"}},
+		{[]string{"mpc", example, "-p", "age:A=1"}, []string{"\rmpc: window 1/10 (10%)"}},
+	} {
+		var out strings.Builder
+		tty := &fakeTTY{}
+		code := Run(t.Context(), tc.args, strings.NewReader(""), &out, tty)
+		if code != 0 {
+			t.Errorf("mdk %s: exit %d: %s", strings.Join(tc.args, " "), code, tty.String())
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(tty.String(), w) {
+				t.Errorf("mdk %s: no %q on the terminal: %q", strings.Join(tc.args, " "), w, tty.String())
+			}
+		}
+		if s := tty.String(); !strings.HasPrefix(s[max(strings.LastIndex(s, "\r"), 0):], "\r\033[K") {
+			t.Errorf("mdk %s: the progress line is not cleared at the end: %q", strings.Join(tc.args, " "), tty.String())
+		}
+		_, _, errs := run(t, "", tc.args...)
+		if strings.Contains(errs, "\r") {
+			t.Errorf("mdk %s: progress on a standard error that is not a terminal: %q", strings.Join(tc.args, " "), errs)
+		}
+	}
+}
