@@ -1,29 +1,21 @@
-package headroom
+package verify
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"mdk/gen"
-	"mdk/importer"
+	"mdk/headroom"
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
 	"mdk/trace"
 )
 
-type namedTrace struct {
-	name string
-	tr   *trace.Trace
-}
-
 // tableTraces returns every gen model's default trace and the real traces
-// of importer/testdata, imported as docs/bench.md imports them.
+// of importer/testdata (realTraces).
 func tableTraces(t *testing.T) []namedTrace {
 	var out []namedTrace
 	for _, m := range gen.Models {
@@ -35,45 +27,12 @@ func tableTraces(t *testing.T) []namedTrace {
 		}
 		out = append(out, namedTrace{"gen " + m, tr})
 	}
-	csv := importer.CSVOptions{TimeCol: 2, IDCol: 5, SizeCol: 4, Header: true}
-	for _, in := range []struct {
-		name, format, file string
-		o                  importer.Options
-	}{
-		{"cloudPhysicsIO csv, block map", "csv", "cloudPhysicsIO.csv", importer.Options{Map: importer.MapBlock, Window: 30 * time.Second, CSV: csv}},
-		{"cloudPhysicsIO oracleGeneral", "oracle-general", "cloudPhysicsIO.oracleGeneral.bin", importer.Options{Window: 30 * time.Second}},
-		{"gzip address trace", "address", "gzip.trace.gz", importer.Options{WindowRequests: 10000}},
-		{"w106 lbn32", "lbn32", "w106.trace.xz", importer.Options{WindowRequests: 100000}},
-		{"damon.data", "damon", "damon.data", importer.Options{Window: time.Second}},
-		{"damon perf script", "damon-perf", "perf.data.script", importer.Options{Window: time.Second}},
-	} {
-		data, err := os.ReadFile(filepath.Join("../importer/testdata", in.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		_, err = importer.Import(context.Background(), in.format, bytes.NewReader(data), in.file, in.o, func(h trace.Header) (trace.Writer, error) {
-			return trace.NewBinaryWriter(&buf, h)
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", in.file, err)
-		}
-		r, err := trace.NewBinaryReader(&buf, in.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := trace.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, namedTrace{in.name, tr})
-	}
-	return out
+	return append(out, realTraces(t)...)
 }
 
 // share returns the points of class k in buckets of split dim whose label
 // is one of labels, as a fraction of the class's points.
-func share(c *Comparison, dim string, k Class, keep func(label string) bool) float64 {
+func share(c *headroom.Comparison, dim string, k headroom.Class, keep func(label string) bool) float64 {
 	var in, all int64
 	for _, sp := range c.Splits {
 		if sp.Dim != dim {
@@ -98,7 +57,7 @@ func share(c *Comparison, dim string, k Class, keep func(label string) bool) flo
 // OPP at their own max_pr, in the simulator. It runs only with
 // MDK_HEADROOM_TABLE=1:
 //
-//	MDK_HEADROOM_TABLE=1 go test ./headroom -run TestHeadroomTable -v -timeout 1h
+//	MDK_HEADROOM_TABLE=1 go test ./verify -run TestHeadroomTable -v -timeout 1h
 func TestHeadroomTable(t *testing.T) {
 	if os.Getenv("MDK_HEADROOM_TABLE") == "" {
 		t.Skip("set MDK_HEADROOM_TABLE=1 to print the table")
@@ -128,21 +87,21 @@ func TestHeadroomTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := CompareOPP(context.Background(), n.tr, s[0], result.MaxPR, Options{})
+			c, err := headroom.CompareOPP(context.Background(), n.tr, s[0], result.MaxPR, headroom.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if c.Setting.Saved != b.Saved {
 				t.Fatalf("%s %s: simulator saves %d, mpc %d", n.name, policy.String(s[0]), c.Setting.Saved, b.Saved)
 			}
-			inf := share(c, "prior", Missed, func(l string) bool { return l == "inf" })
-			long := share(c, "idle", Later, func(l string) bool {
+			inf := share(c, "prior", headroom.Missed, func(l string) bool { return l == "inf" })
+			long := share(c, "idle", headroom.Later, func(l string) bool {
 				return len(l) > 0 && l[0] != '0' && l != "1" && l != "2-3" && l != "4-7" && l != "8-15"
 			})
-			sp := c.Classes[Spent].Promotions[0]
+			sp := c.Classes[headroom.Spent].Promotions[0]
 			fmt.Printf("| %s | %s | %s | %.2f%% | %s | %.2f%% | %+.2f | %+.2f | %+.2f | %+.2f | %.0f%% | %.0f%% | %d / %d |\n",
 				n.name, name, b.Params, 100*c.Setting.Savings(), c.Ref.Params, 100*c.Ref.Savings(), c.Points(c.Headroom()),
-				c.Points(c.Classes[Later].Lost()), c.Points(c.Classes[Missed].Lost()), c.Points(c.Classes[Spent].Lost()),
+				c.Points(c.Classes[headroom.Later].Lost()), c.Points(c.Classes[headroom.Missed].Lost()), c.Points(c.Classes[headroom.Spent].Lost()),
 				100*inf, 100*long, sp, c.Setting.TotalPromotions())
 		}
 	}
