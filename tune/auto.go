@@ -15,7 +15,7 @@ import (
 
 // Auto's defaults (docs/policies.md, "auto").
 const (
-	DefaultHistory   = 20     // windows of history a retune looks at
+	DefaultHistory   = 60     // windows of history a retune looks at
 	DefaultEvery     = 5      // windows between retunes
 	DefaultMarginPPM = 250000 // 25%: the history must meet 75% of the bound
 )

@@ -27,8 +27,8 @@ func BenchmarkRetune(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, curve := range []string{"mpc", "sim"} {
-		for _, h := range []int{10, 20, 50, 100, 200, 400} {
-			if curve == "sim" && h > 20 {
+		for _, h := range []int{10, 20, 60, 100, 200, 400} {
+			if curve == "sim" && h != 10 {
 				continue // the naive retune, for the ratio only
 			}
 			b.Run(fmt.Sprintf("%s/history=%d", curve, h), func(b *testing.B) {

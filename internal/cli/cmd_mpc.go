@@ -15,6 +15,9 @@ import (
 	"mdk/policy"
 	"mdk/report"
 	"mdk/result"
+	"mdk/sim"
+	"mdk/trace"
+	"mdk/tune"
 )
 
 type mpcOptions struct {
@@ -94,17 +97,69 @@ func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Du
 	}
 	defer c.Close()
 	window := r.Header().Window
-	ss, err := parseSpecs(o.policies, window, o.model)
-	if err != nil {
-		return nil, 0, err
+	var specs, autos []string
+	for _, s := range o.policies {
+		if tune.IsController(s) {
+			autos = append(autos, s)
+		} else {
+			specs = append(specs, s)
+		}
+	}
+	var ss []policy.Setting
+	if len(specs) > 0 || len(autos) == 0 {
+		if ss, err = parseSpecs(specs, window, o.model); err != nil {
+			return nil, 0, err
+		}
 	}
 	s, k, err := o.sample.parse()
 	if err != nil {
 		return nil, 0, err
 	}
+	var ctl []*result.Result
+	if len(autos) > 0 {
+		if ctl, ss, r, err = e.runControllers(r, autos, ss, o); err != nil {
+			return nil, 0, err
+		}
+		if !s.All() {
+			return nil, 0, usagef("--sample: a controller (auto) needs every page")
+		}
+	}
 	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc"), Sample: s, Groups: k})
 	e.endProgress()
-	return rs, window, err
+	return append(rs, ctl...), window, err
+}
+
+// runControllers reads the trace into memory and runs each controller
+// spec over it (sim.RunControlled), printing each one's switches and
+// retunes on stderr. It returns their results, the settings with OPP added
+// at each controller's realised statistic (its headroom is against OPP
+// there), and a reader over the trace for the curves.
+func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting, o mpcOptions) ([]*result.Result, []policy.Setting, trace.Reader, error) {
+	t, err := trace.ReadAll(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !t.Header.Sample.All() {
+		return nil, nil, nil, usagef("a controller (auto) needs a trace of every page, not a %s sample", t.Header.Sample)
+	}
+	var out []*result.Result
+	for _, spec := range specs {
+		a, err := parseAuto(spec, t.Header.Window, o.tier, o.model)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c, err := sim.RunControlled(e.ctx, t, a)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		out = append(out, c.Result)
+		fmt.Fprintf(e.stderr, "mdk: auto:%s: %d retunes, %d switches\n", a.Params(), len(c.Run.(*tune.AutoRun).Retunes), len(c.Switches))
+		if _, ok := result.ParseStat(o.x); ok {
+			ppm := int64(c.Result.Stat(result.Stat(o.x)) * policy.MaxPPM) // OPP at the rate it realised, rounded down
+			ss = append(ss, policy.OPP{PPM: min(ppm, policy.MaxPPM)})
+		}
+	}
+	return out, ss, t.NewReader(), nil
 }
 
 func (o mpcOptions) parse() (result.Stat, []float64, error) {
@@ -162,7 +217,36 @@ func runMPC(e *env, o mpcOptions, path string) error {
 	case o.json:
 		return result.WriteJSON(e.stdout, rs, false)
 	}
-	return writeChoices(e, rs, st, targets)
+	if err := writeChoices(e, rs, st, targets); err != nil {
+		return err
+	}
+	return writeControllerPoints(e, rs, st)
+}
+
+// writeControllerPoints prints each controller's point on the curves: its
+// realised statistic and savings, and its headroom against OPP's best
+// setting at that statistic.
+func writeControllerPoints(e *env, rs []*result.Result, st result.Stat) error {
+	var opp []*result.Result
+	for _, r := range rs {
+		if r.Policy == "opp" {
+			opp = append(opp, r)
+		}
+	}
+	for _, r := range rs {
+		if r.Policy != "auto" {
+			continue
+		}
+		x := r.Stat(st)
+		line := fmt.Sprintf("controller auto:%s: %s %.4f%%, savings %.2f%%", r.Params, st, 100*x, 100*r.Savings())
+		if b := result.Best(opp, st, x); b != nil {
+			line += fmt.Sprintf("; headroom vs opp at %s <= %.4f%%: %+.2f pts (opp:%s saves %.2f%%)", st, 100*x, 100*(b.Savings()-r.Savings()), b.Params, 100*b.Savings())
+		}
+		if _, err := fmt.Fprintln(e.stdout, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writePlotFile(path string, rs []*result.Result, st result.Stat, logX bool, targets []float64) error {

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"mdk/internal/testutil"
+	"mdk/result"
+	"mdk/sim"
+	"mdk/tune"
+)
+
+// TestAutoEverywhere runs one controller through mdk sim, mdk mpc and mdk
+// tune on SPEC section 4's trace and checks that each prints the numbers of
+// sim.RunControlled: the same point, wherever a setting goes.
+func TestAutoEverywhere(t *testing.T) {
+	const path = "../../testdata/example.txt"
+	const spec = "auto:age,A=0..3,slo=max_pr<=50%,history=4,every=2,margin=0%"
+	tr := testutil.ReadTextTrace(t, path)
+	a, err := tune.ParseAuto(spec, tr.Header.Window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.RunControlled(context.Background(), tr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Switches) == 0 {
+		t.Fatal("the controller never switches on the example: pick another spec")
+	}
+	rec := want.Result.Record(false)
+	wantRow := strings.Join(rec.CSVRow(), ",")
+
+	code, out, errOut := run(t, "", "sim", path, spec, "--json")
+	if code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errOut)
+	}
+	var got struct {
+		result.Record
+		Settings []string `json:"settings"`
+		Switches []struct {
+			Window   int
+			From, To string
+		} `json:"switches"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.SavedPageWindows != rec.SavedPageWindows || got.Promotions != rec.Promotions || len(got.Switches) != len(want.Switches) || strings.Join(got.Settings, " ") != strings.Join(want.Settings, " ") {
+		t.Errorf("sim --json: %+v, want %+v and settings %v", got, rec, want.Settings)
+	}
+
+	code, out, errOut = run(t, "", "mpc", path, "-p", "age:A=0..3", "-p", spec, "--csv")
+	if code != 0 {
+		t.Fatalf("mpc: exit %d: %s", code, errOut)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := strings.Join(rows[len(rows)-1], ","); last != wantRow {
+		t.Errorf("mpc --csv: last row %q, want the controller's %q", last, wantRow)
+	}
+	if !strings.Contains(errOut, "switches") {
+		t.Errorf("mpc: stderr %q does not count the switches", errOut)
+	}
+
+	code, out, errOut = run(t, "", "tune", path, "--slo", "max_pr<=50%", "-p", spec, "--json")
+	if code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errOut)
+	}
+	var rep tune.Report
+	if err := json.Unmarshal([]byte(out), &struct {
+		Controllers *[]tune.ControllerChoice `json:"controllers"`
+	}{&rep.Controllers}); err != nil {
+		t.Fatal(err)
+	}
+	ev := want.Result.Restrict(5, 10)
+	if len(rep.Controllers) != 1 || rep.Controllers[0].Eval.SavedPageWindows != ev.Saved || rep.Controllers[0].SwitchesTotal != len(want.Switches) {
+		t.Errorf("tune --json controllers %+v, want eval saved %d and %d switches", rep.Controllers, ev.Saved, len(want.Switches))
+	}
+}
