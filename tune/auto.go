@@ -20,7 +20,8 @@ const (
 	DefaultMarginPPM = 250000 // 25%: the history must meet 75% of the bound
 )
 
-// Auto is mdk's online tuner, a [policy.Controller]: every Every windows it
+// Auto is mdk's online tuner, a [policy.Controller]: every Every windows,
+// and right after a window whose realised promotions broke the bound, it
 // computes the exact curve of its base policy's grid on the last History
 // windows seen (gaps still open at the present censored) and switches to the
 // setting with the most savings there whose statistic meets the SLO's bound
@@ -195,15 +196,20 @@ type Retune struct {
 	Setting string // the setting chosen (policy.SpecOf)
 	Met     bool   // some grid setting met the tightened SLO on the history
 	Records int    // event records of the history
+	// Broke: the window's realised promotions broke the SLO's bound (the
+	// retune may be off the every-E schedule).
+	Broke bool
 }
 
 // NewRun starts a run of a.
 func (a *Auto) NewRun(h trace.Header) policy.ControlRun {
 	r := &AutoRun{a: a, h: h, cur: policy.Nothing{}}
-	// The pad: a page idle for more than the grid's longest finite delay D
-	// at the history's start is in the same state under every setting as
-	// one idle for D+1; a prior reuse distance above the largest finite P
-	// is eligible under the same settings as Pmax+1.
+	// The pad: a page last touched more than clamp = max(D, Pmax)+1
+	// windows before the history's start is in the same state there under
+	// every setting as one touched clamp windows before (every finite delay
+	// D has passed), and its next touch's prior reuse distance is above
+	// Pmax either way; a prior reuse distance above Pmax is eligible under
+	// the same settings as Pmax+1.
 	for _, s := range a.Grid {
 		switch p := s.(type) {
 		case policy.AGE:
@@ -214,7 +220,8 @@ func (a *Auto) NewRun(h trace.Header) policy.ControlRun {
 			r.maxDelay, r.maxPrior = maxFinite(r.maxDelay, p.A), maxFinite(r.maxPrior, p.P)
 		}
 	}
-	r.pad = r.maxDelay + 1 + r.maxPrior + 1
+	r.clamp = max(r.maxDelay, r.maxPrior) + 1
+	r.pad = r.clamp + r.maxPrior + 1
 	return r
 }
 
@@ -241,7 +248,7 @@ type AutoRun struct {
 	// Retunes lists every retune, in order.
 	Retunes []Retune
 
-	maxDelay, maxPrior, pad int
+	maxDelay, maxPrior, clamp, pad int
 	ids                     []uint32 // run page ID -> history ID + 1 in the current build (0: none)
 	marked                  []uint32 // run page IDs with ids set
 }
@@ -255,11 +262,14 @@ type life struct {
 // Start returns [policy.Nothing].
 func (r *AutoRun) Start() policy.Online { return policy.Nothing{} }
 
-// EndWindow keeps window w in the history and, at the end of every Every-th
-// window (w+1 a multiple of Every), retunes.
-func (r *AutoRun) EndWindow(w *trace.Window, _ policy.Outcome) (policy.Online, error) {
+// EndWindow keeps window w in the history and retunes at the end of every
+// Every-th window (w+1 a multiple of Every) and of every window whose
+// realised outcome o breaks the SLO's bound (its promotion rate above it,
+// or for a tier metric its own slowdown).
+func (r *AutoRun) EndWindow(w *trace.Window, o policy.Outcome) (policy.Online, error) {
 	r.keep(w)
-	if (w.Index+1)%r.a.Every != 0 {
+	broke := r.a.SLO.broken(&result.Result{Promotions: []int64{o.Promotions}, Accessed: []int64{o.Accessed}}, 0)
+	if (w.Index+1)%r.a.Every != 0 && !broke {
 		return r.cur, nil
 	}
 	h, untouched := r.history()
@@ -274,7 +284,7 @@ func (r *AutoRun) EndWindow(w *trace.Window, _ policy.Outcome) (policy.Online, e
 	for i := range r.hist {
 		recs += r.hist[i].Records()
 	}
-	r.Retunes = append(r.Retunes, Retune{Window: w.Index, From: w.Index + 1 - n, Setting: policy.SpecOf(next), Met: met, Records: recs})
+	r.Retunes = append(r.Retunes, Retune{Window: w.Index, From: w.Index + 1 - n, Setting: policy.SpecOf(next), Met: met, Records: recs, Broke: broke})
 	r.cur = next
 	return next, nil
 }
@@ -362,7 +372,7 @@ func (r *AutoRun) advance(w *trace.Window) {
 
 // history builds the history trace: the n windows of the ring, s..k,
 // preceded by pad windows where every page alive at s that has an event in
-// the ring gets its last touch (at most maxDelay+1 windows before s) and,
+// the ring gets its last touch (at most clamp windows before s) and,
 // if its prior reuse distance is finite, the touch before (at most
 // maxPrior+1 windows before that). Every setting's state at s is then the
 // one it has after running over every window before s. Pages are
@@ -396,7 +406,7 @@ func (r *AutoRun) history() (*trace.Trace, int64) {
 		}
 		touched++
 		l := r.before[id]
-		last := max(int(l.last), s-r.maxDelay-1)
+		last := max(int(l.last), s-r.clamp)
 		if l.prior >= 0 {
 			prev := last - min(int(l.prior), r.maxPrior+1)
 			t.Windows[prev-base].Accessed = append(t.Windows[prev-base].Accessed, id)

@@ -166,7 +166,8 @@ func naiveRun(t *trace.Trace, a *Auto) (*result.Result, []string) {
 				r.SavedPerWindow[k]++
 			}
 		}
-		if (k+1)%a.Every == 0 {
+		one := &result.Result{Promotions: r.Promotions[k : k+1], Accessed: r.Accessed[k : k+1]}
+		if (k+1)%a.Every == 0 || a.SLO.BrokenWindows(one) == 1 {
 			from := max(0, k-a.History+1)
 			rs := naiveCurve(t, from, k, a.Settings())
 			cur = naiveChoose(a, rs, cur)
@@ -444,8 +445,8 @@ func TestTuneControllers(t *testing.T) {
 			sw++
 		}
 	}
-	if c.Switches != sw || c.SwitchesTotal != len(run.Switches) || c.Retunes != 20 {
-		t.Errorf("switches %d/%d retunes %d, want %d/%d and 20", c.Switches, c.SwitchesTotal, c.Retunes, sw, len(run.Switches))
+	if c.Switches != sw || c.SwitchesTotal != len(run.Switches) || c.Retunes < 20 {
+		t.Errorf("switches %d/%d retunes %d, want %d/%d and at least 20", c.Switches, c.SwitchesTotal, c.Retunes, sw, len(run.Switches))
 	}
 	if p := rep.Policies[0]; c.Fixed == nil || c.Fixed.Spec != "age:"+p.Params || !cmp.Equal(c.Fixed.Eval, p.Eval) {
 		t.Errorf("fixed on train %+v, want the age row %s", c.Fixed, p.Params)
