@@ -249,8 +249,8 @@ type AutoRun struct {
 	Retunes []Retune
 
 	maxDelay, maxPrior, clamp, pad int
-	ids                     []uint32 // run page ID -> history ID + 1 in the current build (0: none)
-	marked                  []uint32 // run page IDs with ids set
+	ids                            []uint32 // run page ID -> history ID + 1 in the current build (0: none)
+	marked                         []uint32 // run page IDs with ids set
 }
 
 // life is a page's life as the windows read so far leave it.
