@@ -13,7 +13,6 @@ import (
 	"mdk/policy"
 	"mdk/result"
 	"mdk/sim"
-	"mdk/trace"
 )
 
 // WindowDiff is one window of the side-by-side: predicted beside measured,
@@ -97,7 +96,7 @@ func Compare(dir string, s policy.Setting) (*Comparison, error) {
 	cmp.Measured = meas
 
 	// The effect of every gap decided but not reclaimed.
-	ev := lifeEvents(t)
+	ev := lives(sim.TraceGaps(t))
 	refProm, refSaved := make([]int64, W+1), make([]int64, W+1)
 	skProm, skSaved := make([]int64, W+1), make([]int64, W+1)
 	bkProm, bkSaved := make([]int64, W+1), make([]int64, W+1)
@@ -187,38 +186,6 @@ func addCounter(sum *int64, v int64) {
 		return
 	}
 	*sum += v
-}
-
-// events holds, per page, the windows of its accesses and frees, in order.
-type events struct{ acc, free [][]int }
-
-func lifeEvents(t *trace.Trace) events {
-	ev := events{acc: make([][]int, len(t.Pages)), free: make([][]int, len(t.Pages))}
-	for k := range t.Windows {
-		for _, id := range t.Windows[k].Accessed {
-			ev.acc[id] = append(ev.acc[id], k)
-		}
-		for _, id := range t.Windows[k].Freed {
-			ev.free[id] = append(ev.free[id], k)
-		}
-	}
-	return ev
-}
-
-// after returns, for a page reclaimed at the end of window k (SPEC section
-// 1), the window of the promotion this costs (-1 for none) and the end of
-// the gap: the page saves windows k+1 .. end-1.
-func (ev events) after(p uint32, k, W int) (prom, end int) {
-	end = W
-	fs := ev.free[p]
-	if i, _ := slices.BinarySearch(fs, k); i < len(fs) {
-		end = fs[i] + 1 // the life ends after the window of its free
-	}
-	as := ev.acc[p]
-	if i, _ := slices.BinarySearch(as, k+1); i < len(as) && as[i] < end {
-		return as[i], as[i]
-	}
-	return -1, end
 }
 
 // WriteText writes the side-by-side as a table within about 100 columns

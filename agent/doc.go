@@ -9,7 +9,7 @@
 // reclaimed before (a page found present again is a real promotion, one
 // still out a saved page-window), decides with the policy's own
 // [policy.Decider], the very code the simulator runs, reclaims the chosen
-// pages with process_madvise(MADV_PAGEOUT) ([collect.Actuator]) within the
+// pages with process_madvise(MADV_PAGEOUT) ([linux.Process]) within the
 // safety limits of [Options], and re-reads pagemap to confirm what went
 // out. It writes the trace it observed (trace.mdkt), one [Row] per window
 // (measured.csv, and JSON lines), the pages it decided but did not reclaim

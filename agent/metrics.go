@@ -3,7 +3,7 @@ package agent
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"mdk/collect"
+	"mdk/linux"
 )
 
 // Metrics are the agent's Prometheus metrics: the measured numbers of the
@@ -78,7 +78,7 @@ func (m *Metrics) observe(r *Row) {
 		m.pages.WithLabelValues(what).Add(float64(n))
 	}
 	for k, n := range r.RefusedBy {
-		m.refused.WithLabelValues(collect.Refusal(k).String()).Add(float64(n))
+		m.refused.WithLabelValues(linux.Refusal(k).String()).Add(float64(n))
 	}
 	m.prom.Add(float64(r.Promotions))
 	m.saved.Set(float64(r.Saved))

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"mdk/collect"
 	"mdk/gen"
 	"mdk/internal/testutil"
+	"mdk/linux"
 	"mdk/policy"
 	"mdk/sim"
 	"mdk/trace"
@@ -177,9 +177,9 @@ func TestReplayRefusedCounted(t *testing.T) {
 	// explained), and never a locked, shared or huge page here.
 	var total, transient int64
 	for w, r := range rows {
-		other := r.Refused - r.RefusedBy[collect.RefusedLocked]
-		if r.RefusedBy[collect.RefusedLocked] != want[w] || other != r.RefusedBy[collect.RefusedNotLRU]+r.RefusedBy[collect.RefusedUnknown] {
-			t.Errorf("window %d: %d refused (%d locked, by reason %v), expected %d locked pages and only transient others", w, r.Refused, r.RefusedBy[collect.RefusedLocked], r.RefusedBy, want[w])
+		other := r.Refused - r.RefusedBy[linux.RefusedLocked]
+		if r.RefusedBy[linux.RefusedLocked] != want[w] || other != r.RefusedBy[linux.RefusedNotLRU]+r.RefusedBy[linux.RefusedUnknown] {
+			t.Errorf("window %d: %d refused (%d locked, by reason %v), expected %d locked pages and only transient others", w, r.Refused, r.RefusedBy[linux.RefusedLocked], r.RefusedBy, want[w])
 		}
 		total += r.Refused
 		transient += other

@@ -9,7 +9,7 @@ import (
 	"math"
 	"strconv"
 
-	"mdk/collect"
+	"mdk/linux"
 )
 
 // Row is what the agent measured in one window: one line of measured.csv
@@ -33,8 +33,8 @@ type Row struct {
 	Reclaimed    int64 `json:"reclaimed"`     // pages passed to process_madvise(MADV_PAGEOUT)
 	Out          int64 `json:"out"`           // of those, confirmed out by pagemap
 	Refused      int64 `json:"refused"`       // of those, still present
-	// Refused pages by reason (collect.Refusal order).
-	RefusedBy [collect.NumRefusals]int64 `json:"refused_by"`
+	// Refused pages by reason (linux.Refusal order).
+	RefusedBy [linux.NumRefusals]int64 `json:"refused_by"`
 
 	// What the workload felt, measured through pagemap before the decision.
 	Promotions  int64 `json:"promotions"`   // pages the agent had put out, found present again and accessed
@@ -86,7 +86,7 @@ func (r *Row) cols() []col {
 		{name: "reclaimed", i: &r.Reclaimed}, {name: "out", i: &r.Out}, {name: "refused", i: &r.Refused},
 	}
 	for k := range r.RefusedBy {
-		c = append(c, col{name: "refused_" + collect.Refusal(k).String(), i: &r.RefusedBy[k]})
+		c = append(c, col{name: "refused_" + linux.Refusal(k).String(), i: &r.RefusedBy[k]})
 	}
 	return append(c,
 		col{name: "promotions", i: &r.Promotions}, col{name: "swapin_other", i: &r.SwapInOther},

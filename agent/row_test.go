@@ -47,22 +47,11 @@ func TestReadMeasuredErrors(t *testing.T) {
 	}
 }
 
-func TestParsePSISome(t *testing.T) {
-	v, ok := parsePSISome("some avg10=12.34 avg60=0.00 avg300=0.00 total=5\nfull avg10=1.00 avg60=0.00 avg300=0.00 total=0\n")
-	if !ok || v != 12.34 {
-		t.Errorf("got %v %v", v, ok)
-	}
-	if _, ok := parsePSISome("full avg10=1.00\n"); ok {
-		t.Error("no some line, yet parsed")
-	}
-}
-
 // FuzzReadMeasured: a damaged measured.csv is an error, never a panic.
 func FuzzReadMeasured(f *testing.F) {
 	f.Add([]byte(strings.Join(Columns(), ",") + "\n" + strings.Repeat("0,", len(Columns())-1) + "0\n"))
 	f.Add([]byte("window,alive\n0,1\n1,2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ReadMeasured(bytes.NewReader(b), "m.csv")
-		parsePSISome(string(b))
 	})
 }

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"mdk/collect"
 	"mdk/internal/outfile"
+	"mdk/linux"
 	"mdk/trace"
 )
 
@@ -302,7 +302,7 @@ func checkRows(mpath string, rows []Row, have map[string]bool, t *trace.Trace, i
 		return true
 	}
 	refusedCols := []string{"refused"}
-	for k := range collect.NumRefusals {
+	for k := range linux.NumRefusals {
 		refusedCols = append(refusedCols, "refused_"+k.String())
 	}
 	alive := make([]bool, len(t.Pages))
@@ -391,7 +391,7 @@ func checkSkips(spath, mpath string, skips []skipLine, rows []Row, have map[stri
 		{CauseSwap, "skipped_swap", func(r *Row) int64 { return r.SkippedSwap }},
 		{CauseGone, "skipped_gone", func(r *Row) int64 { return r.SkippedGone }},
 	}
-	for k := range collect.NumRefusals {
+	for k := range linux.NumRefusals {
 		checks = append(checks, check{"refused:" + k.String(), "refused_" + k.String(), func(r *Row) int64 { return r.RefusedBy[k] }})
 	}
 	for _, c := range checks {
@@ -513,7 +513,7 @@ func knownCause(c string) bool {
 		return true
 	}
 	if r, ok := strings.CutPrefix(c, "refused:"); ok {
-		for k := range collect.NumRefusals {
+		for k := range linux.NumRefusals {
 			if k.String() == r {
 				return true
 			}

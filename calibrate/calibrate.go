@@ -6,9 +6,6 @@ import (
 	"strings"
 )
 
-// ErrNotSupported is returned where calibration cannot run (not Linux).
-var ErrNotSupported = errors.New("calibrate: not supported on this system (Linux only)")
-
 // Options say what to measure and what calibrate may set up.
 type Options struct {
 	// Tier is "zram" or "swapfile" ("zswap" is refused on a host: turning

@@ -18,17 +18,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"mdk/linux"
 	"mdk/tier"
 )
 
-// Roots of the kernel files, variables so tests could move them.
-var (
-	zramControl = "/sys/class/zram-control"
-	sysBlock    = "/sys/block"
-	procSwaps   = "/proc/swaps"
-	zswapParam  = "/sys/module/zswap/parameters/enabled"
-)
+// kernel is the running kernel's files, a variable so tests could move it.
+var kernel = linux.Default()
 
+// pageSize is the size of the pages calibrate measures: a tier's figures
+// are per 4096-byte page (tier.Tier.PageSizeBytes).
 const pageSize = 4096
 
 // swapon(2) flags (linux/swap.h).
@@ -67,8 +65,8 @@ func Run(ctx context.Context, o Options) (t *tier.Tier, err error) {
 	if !o.Setup {
 		return nil, errors.New("calibrate: nothing was changed: calibrate creates its own swap device and removes it afterwards only when told to (--setup); --dry-run shows what it would do")
 	}
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" && os.Getpagesize() != pageSize {
-		return nil, fmt.Errorf("calibrate: page size %d: only 4096-byte pages are supported", os.Getpagesize())
+	if linux.PageSize() != pageSize {
+		return nil, fmt.Errorf("calibrate: page size %d: only 4096-byte pages are supported", linux.PageSize())
 	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("calibrate: needs root (to create and swapon a device)")
@@ -82,7 +80,7 @@ func Run(ctx context.Context, o Options) (t *tier.Tier, err error) {
 		return nil, err
 	}
 	defer unlock()
-	if b, err := os.ReadFile(zswapParam); err == nil && strings.TrimSpace(string(b)) == "Y" {
+	if kernel.ZswapEnabled() {
 		return nil, errors.New("calibrate: zswap is enabled on this machine: reclaimed pages would go to zswap before any swap device, so the device cannot be measured alone")
 	}
 	swaps, err := readSwaps()
@@ -91,7 +89,7 @@ func Run(ctx context.Context, o Options) (t *tier.Tier, err error) {
 	}
 	for _, s := range swaps {
 		if s.Priority >= Priority {
-			return nil, fmt.Errorf("calibrate: swap device %s already has priority %d: calibrate's pages could go there; it changes nothing and stops", s.Name, s.Priority)
+			return nil, fmt.Errorf("calibrate: swap device %s already has priority %d: calibrate's pages could go there; it changes nothing and stops", s.Filename, s.Priority)
 		}
 	}
 	dev, err := setUp(o, logf)
@@ -174,12 +172,12 @@ func source(o Options, algo, content string) string {
 		runtime.NumCPU(), o.Pages, content, time.Now().UTC().Format("2006-01-02"))
 }
 
-func readSwaps() ([]Swap, error) {
-	b, err := os.ReadFile(procSwaps)
+func readSwaps() ([]linux.Swap, error) {
+	sw, err := kernel.Swaps()
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	return parseSwaps(b)
+	return sw, nil
 }
 
 // LockFile, in the temporary directory, is the lock every mdk process that
@@ -234,34 +232,21 @@ func setUp(o Options, logf func(string, ...any)) (*device, error) {
 	var d *device
 	switch o.Tier {
 	case "zram":
-		if _, err := os.Stat(filepath.Join(zramControl, "hot_add")); err != nil {
-			return nil, fmt.Errorf("calibrate: no %s (is the zram module loaded? modprobe zram): %w", zramControl, err)
-		}
-		b, err := os.ReadFile(filepath.Join(zramControl, "hot_add"))
+		n, err := kernel.ZramHotAdd()
 		if err != nil {
-			return nil, fmt.Errorf("calibrate: zram hot_add: %w", err)
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: zram hot_add printed %q, want a device number", b)
+			return nil, fmt.Errorf("calibrate: %w", err)
 		}
 		d = &device{path: "/dev/zram" + strconv.Itoa(n), zram: n}
 		logf("calibrate: created zram%d", n)
-		sys := filepath.Join(sysBlock, "zram"+strconv.Itoa(n))
 		if o.Algorithm != "" {
-			if err := os.WriteFile(filepath.Join(sys, "comp_algorithm"), []byte(o.Algorithm), 0); err != nil {
+			if err := kernel.ZramSetAlgorithm(n, o.Algorithm); err != nil {
 				return d, fmt.Errorf("calibrate: zram%d compressor %q: %w", n, o.Algorithm, err)
 			}
 		}
-		if b, err := os.ReadFile(filepath.Join(sys, "comp_algorithm")); err == nil {
-			// "lzo [lzo-rle] lz4": the bracketed one is in use.
-			for _, f := range strings.Fields(string(b)) {
-				if strings.HasPrefix(f, "[") {
-					d.algo = strings.Trim(f, "[]")
-				}
-			}
+		if a, err := kernel.ZramAlgorithm(n); err == nil {
+			d.algo = a
 		}
-		if err := os.WriteFile(filepath.Join(sys, "disksize"), []byte(strconv.FormatInt(size, 10)), 0); err != nil {
+		if err := kernel.ZramSetDisksize(n, size); err != nil {
 			return d, fmt.Errorf("calibrate: zram%d disksize: %w", n, err)
 		}
 	case "swapfile":
@@ -307,12 +292,12 @@ func checkOurs(d *device) error {
 	}
 	found := false
 	for _, s := range swaps {
-		ours := s.Name == d.path || (d.zram >= 0 && strings.HasSuffix(s.Name, "/zram"+strconv.Itoa(d.zram)))
+		ours := s.Filename == d.path || (d.zram >= 0 && strings.HasSuffix(s.Filename, "/zram"+strconv.Itoa(d.zram)))
 		switch {
 		case ours && s.Priority == Priority:
 			found = true
 		case !ours && s.Priority >= Priority:
-			return fmt.Errorf("calibrate: swap device %s has priority %d too: the measurement could use it", s.Name, s.Priority)
+			return fmt.Errorf("calibrate: swap device %s has priority %d too: the measurement could use it", s.Filename, s.Priority)
 		}
 	}
 	if !found {
@@ -342,13 +327,13 @@ func (d *device) tearDown(logf func(string, ...any)) error {
 		// open; retry for a while.
 		var err error
 		for i := 0; i < 50; i++ {
-			if err = os.WriteFile(filepath.Join(zramControl, "hot_remove"), []byte(strconv.Itoa(d.zram)), 0); err == nil || !errors.Is(err, unix.EBUSY) {
+			if err = kernel.ZramHotRemove(d.zram); err == nil || !errors.Is(err, unix.EBUSY) {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("calibrate: remove zram%d: %w (remove it by hand: echo %d > %s/hot_remove)", d.zram, err, d.zram, zramControl))
+			errs = append(errs, fmt.Errorf("calibrate: remove zram%d: %w (remove it by hand: echo %d > %s/hot_remove)", d.zram, err, d.zram, kernel.ZramControl()))
 		} else {
 			logf("calibrate: removed zram%d", d.zram)
 		}
@@ -373,23 +358,23 @@ func (d *device) usedKiB() (int64, error) {
 		return 0, err
 	}
 	for _, s := range swaps {
-		if s.Name == d.path {
-			return s.UsedKiB, nil
+		if s.Filename == d.path {
+			return s.UsedBytes >> 10, nil
 		}
 	}
 	return 0, fmt.Errorf("calibrate: %s is no longer in /proc/swaps", d.path)
 }
 
 // mmStat reads the device's mm_stat (zeros for a swap file).
-func (d *device) mmStat() (MMStat, error) {
+func (d *device) mmStat() (linux.ZramStat, error) {
 	if d.zram < 0 {
-		return MMStat{}, nil
+		return linux.ZramStat{}, nil
 	}
-	b, err := os.ReadFile(filepath.Join(sysBlock, "zram"+strconv.Itoa(d.zram), "mm_stat"))
+	z, err := kernel.ZramStat("zram" + strconv.Itoa(d.zram))
 	if err != nil {
-		return MMStat{}, fmt.Errorf("calibrate: %w", err)
+		return linux.ZramStat{}, fmt.Errorf("calibrate: %w", err)
 	}
-	return parseMMStat(b)
+	return z, nil
 }
 
 // threadCPU returns the calling thread's CPU time in nanoseconds.
@@ -518,9 +503,9 @@ func measure(d *device, name string, pages int, fill func([]byte) error, seed ui
 		content: tier.Content{
 			Name:              name,
 			Pages:             int64(len(reclaimed)),
-			OrigBytes:         after.OrigDataSize - before.OrigDataSize,
-			ComprBytes:        after.ComprDataSize - before.ComprDataSize,
-			MemUsedBytes:      after.MemUsedTotal - before.MemUsedTotal,
+			OrigBytes:         after.OrigDataBytes - before.OrigDataBytes,
+			ComprBytes:        after.ComprDataBytes - before.ComprDataBytes,
+			MemUsedBytes:      after.MemUsedBytes - before.MemUsedBytes,
 			SamePages:         after.SamePages - before.SamePages,
 			PromotionNs:       &lat,
 			DemotionNsPerPage: float64(out) / float64(len(reclaimed)),
@@ -538,31 +523,25 @@ func measure(d *device, name string, pages int, fill func([]byte) error, seed ui
 // written). It reads in batches and sleeps between them so that it takes
 // little from the process; it gives up on a page it cannot read.
 func samplePID(ctx context.Context, pid, n int, seed uint64, logf func(string, ...any)) ([]byte, string, error) {
-	dir := fmt.Sprintf("/proc/%d", pid)
-	comm, _ := os.ReadFile(dir + "/comm")
-	label := fmt.Sprintf("pid %d (%s)", pid, strings.TrimSpace(string(comm)))
-	maps, err := os.ReadFile(dir + "/maps")
+	label := fmt.Sprintf("pid %d (%s)", pid, kernel.Comm(pid))
+	ms, err := kernel.Maps(pid)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrate: --pid: %w", err)
 	}
-	ms, err := parseMaps(maps, dir+"/maps")
-	if err != nil {
-		return nil, "", fmt.Errorf("calibrate: --pid: %w", err)
-	}
-	mem, err := os.Open(dir + "/mem")
+	mem, err := kernel.OpenMem(pid)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrate: --pid: %w", err)
 	}
 	defer mem.Close()
-	pm, err := os.Open(dir + "/pagemap")
+	pm, err := kernel.OpenPagemap(pid)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrate: --pid: %w", err)
 	}
 	defer pm.Close()
+	var entry [1]uint64
 	pick := newPagePicker(ms, pageSize, seed)
 	out := make([]byte, 0, n*pageSize)
 	page := make([]byte, pageSize)
-	var entry [8]byte
 	tries := 0
 	for len(out) < n*pageSize && tries < 50*n {
 		addr, ok := pick.Next()
@@ -576,11 +555,7 @@ func samplePID(ctx context.Context, pid, n int, seed uint64, logf func(string, .
 			}
 			time.Sleep(time.Millisecond) // back off
 		}
-		// pagemap: one little-endian u64 per page; bit 63 is "present".
-		if _, err := pm.ReadAt(entry[:], int64(addr/pageSize*8)); err != nil {
-			continue
-		}
-		if entry[7]&0x80 == 0 {
+		if err := pm.Read(addr/pageSize, entry[:]); err != nil || entry[0]&linux.PagemapPresent == 0 {
 			continue
 		}
 		if _, err := mem.ReadAt(page, int64(addr)); err != nil {

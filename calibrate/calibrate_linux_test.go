@@ -28,7 +28,7 @@ func TestZramSanity(t *testing.T) {
 	if os.Getenv("CI") == "true" {
 		fail = t.Fatalf
 	}
-	if _, err := os.Stat(zramControl); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(kernel.ZramControl()); errors.Is(err, os.ErrNotExist) {
 		if out, err := exec.Command("modprobe", "zram", "num_devices=0").CombinedOutput(); err != nil {
 			fail("no zram: modprobe zram: %v: %s", err, out)
 		}
@@ -49,14 +49,14 @@ func TestZramSanity(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Run removed its device: neither swapped on nor present.
-	after, _ := os.ReadFile(procSwaps)
+	after, _ := os.ReadFile("/proc/swaps")
 	if created == "" {
 		t.Fatal("Run did not say which device it created")
 	}
 	if strings.Contains(string(after), "/dev/"+created+" ") {
 		t.Errorf("%s still swapped on:\n%s", created, after)
 	}
-	if _, err := os.Stat(sysBlock + "/" + created); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat("/sys/block/" + created); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s still exists: %v", created, err)
 	}
 	res := tr.ResidentTouchNs

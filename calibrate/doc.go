@@ -11,5 +11,7 @@
 // a swap file) at the highest swap priority, and times every touch that
 // brings a page back. It never touches a swap device or zram device it did
 // not create, and removes what it created on every path (docs/tiers.md).
-// Only Linux is supported; elsewhere [Run] returns [ErrNotSupported].
+// Only Linux is supported; elsewhere [Run] returns an error wrapping
+// [linux.ErrNotSupported]. Every kernel file it reads or writes goes
+// through package linux.
 package calibrate

@@ -6,48 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"mdk/linux"
 	"mdk/tier"
 )
-
-func TestParseMMStat(t *testing.T) {
-	got, err := parseMMStat([]byte("    69632     4096   389120        0   389120       15        0        0        0\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (MMStat{OrigDataSize: 69632, ComprDataSize: 4096, MemUsedTotal: 389120, SamePages: 15}); got != want {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	for _, bad := range []string{"", "1 2 3 4 5", "1 2 x 4 5 6", "1 2 3 4 5 -6"} {
-		if _, err := parseMMStat([]byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "mm_stat: ") {
-			t.Errorf("parseMMStat(%q): %v, want an mm_stat error", bad, err)
-		}
-	}
-}
-
-func TestParseSwaps(t *testing.T) {
-	in := "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n" +
-		"/dev/zram0                              partition\t4194300\t\t12\t\t100\n" +
-		"/swap\\040file                          file\t\t1048572\t\t0\t\t-2\n"
-	got, err := parseSwaps([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Swap{{"/dev/zram0", "partition", 4194300, 12, 100}, {`/swap\040file`, "file", 1048572, 0, -2}}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
-	}
-	for _, tc := range []struct{ in, want string }{
-		{"nope\n", "/proc/swaps: line 1: want the Filename header"},
-		{"Filename\n/dev/x partition 1 2\n", "/proc/swaps: line 2: 4 fields, want 5"},
-		{"Filename\n/dev/x partition 1 2 high\n", `/proc/swaps: line 2: priority "high"`},
-	} {
-		if _, err := parseSwaps([]byte(tc.in)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("parseSwaps(%q): %v, want %q", tc.in, err, tc.want)
-		}
-	}
-}
 
 const mapsSample = `55d5c2a4e000-55d5c2a6f000 rw-p 00000000 00:00 0                          [heap]
 7f1c2c000000-7f1c2c004000 rw-p 00000000 00:00 0 
@@ -59,13 +20,13 @@ const mapsSample = `55d5c2a4e000-55d5c2a6f000 rw-p 00000000 00:00 0             
 `
 
 func TestParseMapsAnon(t *testing.T) {
-	ms, err := parseMaps([]byte(mapsSample), "maps")
+	ms, err := linux.ParseMaps(strings.NewReader(mapsSample), "maps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var anon []string
 	for _, m := range ms {
-		if m.anon() {
+		if isAnon(m) {
 			anon = append(anon, m.Path)
 		}
 	}
@@ -75,26 +36,16 @@ func TestParseMapsAnon(t *testing.T) {
 	if ms[2].Path != "/usr/lib/libc.so.6" || ms[4].Path != "/dev/zero (deleted)" {
 		t.Errorf("paths %q %q", ms[2].Path, ms[4].Path)
 	}
-	for _, tc := range []struct{ in, want string }{
-		{"55d5c2a4e000 rw-p 0 00:00 0\n", `maps: line 1: address range "55d5c2a4e000"`},
-		{"2000-1000 rw-p 0 00:00 0\n", `maps: line 1: end "1000"`},
-		{"1000-2000 rw-p 0 00:00\n", "maps: line 1: 4 fields, want at least 5"},
-		{"1000-2000 rw-p 0 00:00 x\n", `maps: line 1: inode "x"`},
-	} {
-		if _, err := parseMaps([]byte(tc.in), "maps"); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("parseMaps(%q): %v, want %q", tc.in, err, tc.want)
-		}
-	}
 }
 
 // TestPagePicker draws every page of the anonymous mappings exactly once,
 // never a page of another mapping, the same way for the same seed.
 func TestPagePicker(t *testing.T) {
-	ms, _ := parseMaps([]byte(mapsSample), "maps")
+	ms, _ := linux.ParseMaps(strings.NewReader(mapsSample), "maps")
 	p := newPagePicker(ms, 4096, 3)
 	want := map[uint64]bool{}
 	for _, m := range ms {
-		if m.anon() {
+		if isAnon(m) {
 			for a := m.Start; a < m.End; a += 4096 {
 				want[a] = true
 			}
@@ -182,12 +133,12 @@ func TestOptions(t *testing.T) {
 	}
 }
 
+// FuzzParsers: the page picker draws from any mappings linux.ParseMaps
+// accepts (the kernel-file parsers themselves are fuzzed in package linux).
 func FuzzParsers(f *testing.F) {
 	f.Add([]byte(mapsSample))
-	f.Add([]byte("Filename Type Size Used Priority\n/dev/zram0 partition 1 2 3\n"))
-	f.Add([]byte("1 2 3 4 5 6 7 8 9"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if ms, err := parseMaps(b, "maps"); err == nil {
+		if ms, err := linux.ParseMaps(bytes.NewReader(b), "maps"); err == nil {
 			for _, m := range ms {
 				if m.End < m.Start {
 					t.Fatalf("mapping %+v ends before it starts", m)
@@ -199,10 +150,6 @@ func FuzzParsers(f *testing.F) {
 					t.Fatal("picker ran out early")
 				}
 			}
-		}
-		parseSwaps(b)
-		if s, err := parseMMStat(b); err == nil && (s.OrigDataSize < 0 || s.MemUsedTotal < 0) {
-			t.Fatalf("negative mm_stat %+v", s)
 		}
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"mdk/internal/testutil"
+
+	"mdk/linux"
 )
 
 // BenchmarkRecorderScan measures one scan (maps + pagemap read, idle bits
@@ -36,14 +38,14 @@ func BenchmarkRecorderScan(b *testing.B) {
 				n := pages / 4
 				fmt.Fprintf(&maps, "%x-%x rw-p 00000000 00:00 0\n", vpn*4096, (vpn+uint64(n))*4096)
 				for i := 0; i < n; i++ {
-					pm = binary.NativeEndian.AppendUint64(pm, PagemapPresent|(1+rng.Uint64N(maxPFN-1)))
+					pm = binary.NativeEndian.AppendUint64(pm, linux.PagemapPresent|(1+rng.Uint64N(maxPFN-1)))
 				}
 				vpn += uint64(n)
 			}
 			os.WriteFile(filepath.Join(proc, "1/maps"), maps.Bytes(), 0o644)
 			os.WriteFile(filepath.Join(proc, "1/pagemap"), pm, 0o644)
 			os.WriteFile(filepath.Join(sys, "kernel/mm/page_idle/bitmap"), make([]byte, maxPFN/8), 0o644)
-			r, err := NewRecorder(Options{FS: NewFS(proc, sys), PIDs: []int{1}, Window: 1})
+			r, err := NewRecorder(Options{FS: linux.NewFS(proc, sys), PIDs: []int{1}, Window: 1})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"mdk/linux"
 )
 
 // fakeKernel is a faithful stand-in for the kernel files the recorder uses,
@@ -70,9 +72,9 @@ func newFakeKernel(t testing.TB, maxPFN uint64) *fakeKernel {
 }
 
 // FS returns an FS on the fake tree whose bitmap goes through fakeBitmap.
-func (k *fakeKernel) FS() FS {
-	fsys := NewFS(k.proc, k.sys)
-	fsys.OpenBitmap = func(path string) (BitmapFile, error) {
+func (k *fakeKernel) FS() linux.FS {
+	fsys := linux.NewFS(k.proc, k.sys)
+	fsys.OpenBitmap = func(path string) (linux.BitmapFile, error) {
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
 			return nil, err
@@ -207,7 +209,7 @@ func (k *fakeKernel) mmap(pid int, start, n uint64, name string, present ...uint
 func (k *fakeKernel) fault(p *fakeProc, vpn uint64) {
 	pfn := k.allocPFN()
 	k.setBit(pfn, false)
-	p.pme[vpn] = PagemapPresent | pfn
+	p.pme[vpn] = linux.PagemapPresent | pfn
 }
 
 // munmap removes the mapping starting at start and its pages.
@@ -232,8 +234,8 @@ func (k *fakeKernel) touch(pid int, vpns ...uint64) {
 	for _, v := range vpns {
 		e, ok := p.pme[v]
 		switch {
-		case ok && e&PagemapPresent != 0:
-			k.setBit(e&PagemapPFNMask, false)
+		case ok && e&linux.PagemapPresent != 0:
+			k.setBit(e&linux.PagemapPFNMask, false)
 		default: // fault in (or swap in): a fresh frame
 			k.fault(p, v)
 		}
@@ -257,7 +259,7 @@ func (k *fakeKernel) zap(pid int, vpns ...uint64) {
 func (k *fakeKernel) swapOut(pid int, vpn uint64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.procs[pid].pme[vpn] = PagemapSwapped | 0x5<<5 | 0x1 // offset 5, type 1
+	k.procs[pid].pme[vpn] = linux.PagemapSwapped | 0x5<<5 | 0x1 // offset 5, type 1
 	k.sync(pid)
 }
 
@@ -267,10 +269,10 @@ func (k *fakeKernel) migrate(pid int, vpn uint64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	p := k.procs[pid]
-	old := p.pme[vpn] & PagemapPFNMask
+	old := p.pme[vpn] & linux.PagemapPFNMask
 	pfn := k.allocPFN()
 	k.setBit(pfn, k.bit(old))
-	p.pme[vpn] = PagemapPresent | pfn
+	p.pme[vpn] = linux.PagemapPresent | pfn
 	k.sync(pid)
 }
 

@@ -2,12 +2,9 @@ package collect
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
-	"io"
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -34,63 +31,6 @@ func FuzzLackeyReader(f *testing.F) {
 			var se *SyntaxError
 			if !errors.As(err, &se) || se.Line < 1 || !lineRef.MatchString(err.Error()) {
 				t.Fatalf("error without a line: %v", err)
-			}
-		}
-	})
-}
-
-// FuzzParseMaps: no panic; errors name the line; mappings come out sorted,
-// page-aligned and non-empty.
-func FuzzParseMaps(f *testing.F) {
-	seed, err := os.ReadFile("testdata/fixtures/maps_cat.txt")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(seed)
-	f.Add([]byte("00400000-00401000 r-xp 00000000 08:02 1 /bin/x y\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ms, err := parseMaps(bytes.NewReader(data), "x")
-		if err != nil {
-			if !lineRef.MatchString(strings.TrimPrefix(err.Error(), ErrFormat.Error()+": ")) {
-				t.Fatalf("error without a line: %v", err)
-			}
-			return
-		}
-		for i, m := range ms {
-			if m.Start >= m.End || m.Start%4096 != 0 || m.End%4096 != 0 || i > 0 && m.Start < ms[i-1].End {
-				t.Fatalf("bad mapping %d: %+v", i, m)
-			}
-		}
-	})
-}
-
-// FuzzPagemap: reading any bytes as a pagemap at any offset either gives
-// the entries (zero past the end) or an error naming the byte offset.
-func FuzzPagemap(f *testing.F) {
-	var b []byte
-	for _, e := range []uint64{0, PagemapPresent | 0x1234, PagemapSwapped | 0x21} {
-		b = binary.NativeEndian.AppendUint64(b, e)
-	}
-	f.Add(b, uint64(0), uint16(5))
-	f.Add(b[:13], uint64(1), uint16(1))
-	f.Fuzz(func(t *testing.T, data []byte, first uint64, n uint16) {
-		pm := &Pagemap{f: bytes.NewReader(data), c: io.NopCloser(nil), name: "pm"}
-		dst := make([]uint64, n)
-		err := pm.Read(first, dst)
-		if err != nil {
-			if !strings.Contains(err.Error(), "byte") && !strings.Contains(err.Error(), "out of range") {
-				t.Fatalf("error without an offset: %v", err)
-			}
-			return
-		}
-		for i, e := range dst {
-			off := (first + uint64(i)) * 8
-			var want uint64
-			if off+8 <= uint64(len(data)) {
-				want = binary.NativeEndian.Uint64(data[off:])
-			}
-			if e != want {
-				t.Fatalf("entry %d = %#x, want %#x", i, e, want)
 			}
 		}
 	})

@@ -14,6 +14,8 @@ import (
 	"mdk/internal/vmtest"
 	"mdk/internal/vmtest/workload"
 	"mdk/trace"
+
+	"mdk/linux"
 )
 
 const (
@@ -45,7 +47,7 @@ func equalInts(a, b []int) bool {
 // damonSysfsClean asserts that DAMON's sysfs is as a fresh boot has it.
 func damonSysfsClean(t *testing.T) {
 	t.Helper()
-	kds, err := NewFS("/proc", "/sys").Kdamonds()
+	kds, err := linux.NewFS("/proc", "/sys").Kdamonds()
 	if err != nil || len(kds) != 0 {
 		t.Errorf("DAMON sysfs after mdk record: %v, %v; want no kdamonds", kds, err)
 	}
@@ -276,7 +278,7 @@ func TestGuestDamonRefusesBusy(t *testing.T) {
 		os.WriteFile(filepath.Join(admin, "0/contexts/nr_contexts"), []byte("0"), 0)
 		os.WriteFile(filepath.Join(admin, "nr_kdamonds"), []byte("0"), 0)
 	})
-	before, err := NewFS("/proc", "/sys").Kdamonds()
+	before, err := linux.NewFS("/proc", "/sys").Kdamonds()
 	if err != nil || len(before) != 1 || before[0].State != "on" || before[0].PID <= 0 {
 		t.Fatalf("kdamonds: %v, %v", before, err)
 	}
@@ -288,7 +290,7 @@ func TestGuestDamonRefusesBusy(t *testing.T) {
 	if c.ProcessState.ExitCode() != 1 || !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
 		t.Errorf("mdk record --tracker damon with the kdamond busy: exit %d, %q; want 1 and %q", c.ProcessState.ExitCode(), msg, want)
 	}
-	after, err := NewFS("/proc", "/sys").Kdamonds()
+	after, err := linux.NewFS("/proc", "/sys").Kdamonds()
 	if err != nil || len(after) != 1 || after[0] != before[0] {
 		t.Errorf("the busy kdamond changed: %v -> %v (%v)", before, after, err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"mdk/internal/vmtest"
 	"mdk/trace"
+
+	"mdk/linux"
 )
 
 // shareProc is one process of the sharing workload.
@@ -35,10 +37,10 @@ func framesOf(t *testing.T, pid int, first uint64, n int) map[uint64]bool {
 	out := map[uint64]bool{}
 	for i := range n {
 		e := binary.NativeEndian.Uint64(b[i*8:])
-		if e&PagemapPresent == 0 {
+		if e&linux.PagemapPresent == 0 {
 			t.Fatalf("pid %d page %#x not present", pid, first+uint64(i))
 		}
-		out[e&PagemapPFNMask] = true
+		out[e&linux.PagemapPFNMask] = true
 	}
 	return out
 }

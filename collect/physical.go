@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"mdk/linux"
 	"mdk/trace"
 )
 
@@ -39,8 +40,8 @@ func (r *Recorder) buildPhysical() {
 	sampled := !r.opt.Sample.All()
 	for _, s := range r.spaces {
 		for _, e := range s.cur {
-			key := e.pme & PagemapPFNMask
-			present := e.pme&PagemapPresent != 0
+			key := e.pme & linux.PagemapPFNMask
+			present := e.pme&linux.PagemapPresent != 0
 			if sampled {
 				sp := uint32(1)
 				if present {

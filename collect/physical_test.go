@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"mdk/internal/testutil"
+
+	"mdk/linux"
 )
 
 // share maps pid's page vpn to the frame of from's page fromVPN (shared
@@ -30,7 +32,7 @@ func TestRecorderPhysical(t *testing.T) {
 	k.spawn(200)
 	k.mmap(200, 0x800, 2, "", 0x800)
 	k.share(200, 0x801, 100, 0x400) // 200's 0x801 is 100's 0x400
-	frame := func(pid int, vpn uint64) uint64 { return k.procs[pid].pme[vpn] & PagemapPFNMask }
+	frame := func(pid int, vpn uint64) uint64 { return k.procs[pid].pme[vpn] & linux.PagemapPFNMask }
 	shared, p401, p402, p800 := frame(100, 0x400), frame(100, 0x401), frame(100, 0x402), frame(200, 0x800)
 	script := []func(){
 		0: func() { k.touch(200, 0x801) }, // the shared frame, through 200
@@ -52,7 +54,7 @@ func TestRecorderPhysical(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := testutil.ReadTraceFile(t, out)
-	swapEntry := k.procs[100].pme[0x402] & PagemapPFNMask
+	swapEntry := k.procs[100].pme[0x402] & linux.PagemapPFNMask
 	want := [][]string{
 		0: cat(ev("b", 0, shared, p401, p402, p800), ev("a", 0, shared)),
 		1: cat(ev("a", 0, p401), ev("f", 0, p402), ev("b", 1, swapEntry)),

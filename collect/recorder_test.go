@@ -16,6 +16,8 @@ import (
 
 	"mdk/internal/testutil"
 	"mdk/trace"
+
+	"mdk/linux"
 )
 
 // events returns, per window, the sorted events of t as "a 0/0x400".
@@ -304,15 +306,15 @@ func TestRecorderErrors(t *testing.T) {
 	k.spawn(100)
 	k.mmap(100, 0x10, 1, "", 0x10)
 
-	noIdle := NewFS(k.proc, t.TempDir())
+	noIdle := linux.NewFS(k.proc, t.TempDir())
 	tests := []struct {
 		name string
 		opt  Options
 		is   error
 		want string
 	}{
-		{"no such process", Options{FS: k.FS(), PIDs: []int{999}, Window: time.Second}, ErrNoProcess, "no such process: 999"},
-		{"no idle tracking", Options{FS: noIdle, PIDs: []int{100}, Window: time.Second}, ErrNoIdleTrack, "record on a kernel with it, or use --exact"},
+		{"no such process", Options{FS: k.FS(), PIDs: []int{999}, Window: time.Second}, linux.ErrNoProcess, "no such process: 999"},
+		{"no idle tracking", Options{FS: noIdle, PIDs: []int{100}, Window: time.Second}, linux.ErrNoIdleTrack, "record on a kernel with it, or use --exact"},
 		{"no cgroup", Options{FS: k.FS(), Cgroup: "nope", Window: time.Second}, os.ErrNotExist, "cgroup nope"},
 	}
 	for _, tc := range tests {
@@ -330,7 +332,7 @@ func TestRecorderErrors(t *testing.T) {
 	t.Run("no PFNs", func(t *testing.T) {
 		// Without CAP_SYS_ADMIN the kernel zeroes the PFN field.
 		k.mu.Lock()
-		k.procs[100].pme[0x10] = PagemapPresent
+		k.procs[100].pme[0x10] = linux.PagemapPresent
 		k.sync(100)
 		k.mu.Unlock()
 		r, err := NewRecorder(Options{FS: k.FS(), PIDs: []int{100}, Window: time.Millisecond})
@@ -339,7 +341,7 @@ func TestRecorderErrors(t *testing.T) {
 		}
 		defer r.Close()
 		_, err = r.RecordFile(context.Background(), filepath.Join(t.TempDir(), "x.mdkt"))
-		if !errors.Is(err, ErrPermission) || !strings.Contains(err.Error(), "run as root") {
+		if !errors.Is(err, linux.ErrPermission) || !strings.Contains(err.Error(), "run as root") {
 			t.Fatalf("got %v", err)
 		}
 	})

@@ -43,6 +43,20 @@ type Decider interface {
 	Reclaim(s *PageState) bool
 }
 
+// Offline is implemented by the settings that decide from the future: the
+// oracle's idle length of a gap (PageState.Idle, Closed) or every window's
+// |A_w| given to NewDecider. They run only where the whole trace is known in
+// advance (the simulator, a replay); a live agent refuses them.
+type Offline interface {
+	Offline() bool
+}
+
+// IsOffline reports whether s decides from the future ([Offline]).
+func IsOffline(s Setting) bool {
+	o, ok := s.(Offline)
+	return ok && o.Offline()
+}
+
 // String formats a setting as a full spec: "age:A=20".
 func String(s Setting) string { return s.Policy() + ":" + s.Params() }
 
@@ -70,6 +84,9 @@ func (p VMIN) Policy() string             { return "vmin" }
 func (p VMIN) Params() string             { return "T=" + fmtCount(p.T) }
 func (p VMIN) NewDecider([]int64) Decider { return p }
 func (p VMIN) Reclaim(s *PageState) bool  { return s.Now == s.LastTouch && s.Idle > p.T }
+
+// Offline is true: VMIN reads the gap's idle length in advance.
+func (p VMIN) Offline() bool { return true }
 
 // PAW (prior-access wait) reclaims a page that has waited Wait idle windows,
 // if its prior reuse distance d is greater than P.
@@ -106,6 +123,9 @@ const MaxPPM = 1_000_000
 
 func (p OPP) Policy() string { return "opp" }
 func (p OPP) Params() string { return "r=" + FormatRate(p.PPM) }
+
+// Offline is true: OPP reads every window's accesses and gaps in advance.
+func (p OPP) Offline() bool { return true }
 
 // Budget returns B_w for a window with accessed pages.
 func (p OPP) Budget(accessed int64) int64 { return p.PPM * accessed / MaxPPM }

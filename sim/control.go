@@ -34,9 +34,9 @@ type Controlled struct {
 func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*Controlled, error) {
 	W := len(t.Windows)
 	pages := make([]page, len(t.Pages))
-	evs := make([]events, W)
+	evs := make([]Events, W)
 	for w := range t.Windows {
-		evs[w] = windowEvents(&t.Windows[w])
+		evs[w] = WindowEvents(&t.Windows[w])
 	}
 	res := &result.Result{
 		Policy:         c.Policy(),
@@ -59,24 +59,24 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 		ev := evs[k]
 		res.Accessed[k] = int64(len(t.Windows[k].Accessed))
 		// 1. Accesses: an absent alive page is promoted.
-		for _, id := range ev.accessed {
+		for _, id := range ev.Accessed {
 			p := &pages[id]
-			if p.alive && !resident[id] {
+			if p.Alive && !resident[id] {
 				res.Promotions[k]++
 			}
 			resident[id] = true
-			touch(p, k, !p.alive)
+			p.Touch(k)
 		}
 		// 2. Births start a life.
-		for _, id := range ev.born {
-			if p := &pages[id]; !p.alive {
-				touch(p, k, true)
+		for _, id := range ev.Born {
+			if p := &pages[id]; !p.Alive {
+				p.Touch(k)
 				resident[id] = true
 			}
 		}
 		// 3. Counts.
 		for id := range pages {
-			if pages[id].alive {
+			if pages[id].Alive {
 				res.AlivePerWindow[k]++
 				if !resident[id] {
 					res.SavedPerWindow[k]++
@@ -100,19 +100,18 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 		var st policy.PageState
 		for id := range pages {
 			p := &pages[id]
-			if !p.alive || !resident[id] {
+			if !p.Alive || !resident[id] {
 				continue
 			}
-			st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.last, Prior: p.prior, Features: p.features}
-			if d, ok := cur.Due(&st); ok && k-p.last >= d {
+			st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior, Features: p.Features}
+			if d, ok := cur.Due(&st); ok && k-p.Last >= d {
 				resident[id] = false
 			}
 		}
 		// 6. Frees end lives after this window.
-		for _, id := range ev.freed {
-			if p := &pages[id]; p.alive {
-				p.alive = false
-				p.next++
+		for _, id := range ev.Freed {
+			if p := &pages[id]; p.Alive {
+				p.Free()
 				resident[id] = false
 			}
 		}

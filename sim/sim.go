@@ -26,41 +26,11 @@ import (
 	"mdk/trace"
 )
 
-// page is the simulator's state of one page's life, the same for every
-// setting.
+// page is the simulator's state of one page: its life (the same for every
+// setting) and its gaps in time order (the oracle).
 type page struct {
-	alive    bool
-	last     int             // last touch of the current life
-	prior    int             // prior reuse distance at last (trace.Inf on the first touch)
-	features policy.Features // features at last (what L-OPP scores)
-	gaps     []gap           // the gaps of all the page's lives, in time order (oracle)
-	next     int             // index in gaps of the gap starting at last
-}
-
-// gap is one gap as the oracle pre-pass saw it.
-type gap struct {
-	start, idle int32 // windows: a trace has fewer than 2^31
-	closed      bool
-}
-
-// events is one window's events, per page, after SPEC section 1's
-// precedence: an access wins over a birth in the same window.
-type events struct {
-	accessed, born, freed []uint32
-}
-
-func windowEvents(w *trace.Window) events {
-	acc := make(map[uint32]bool, len(w.Accessed))
-	for _, id := range w.Accessed {
-		acc[id] = true
-	}
-	ev := events{accessed: w.Accessed, freed: w.Freed}
-	for _, id := range w.Born {
-		if !acc[id] {
-			ev.born = append(ev.born, id)
-		}
-	}
-	return ev
+	Life
+	gaps []Gap
 }
 
 // Observer watches a run of RunAll as it happens.
@@ -112,13 +82,15 @@ func (f reclaimFunc) GapEnded(uint32, int)                        {}
 func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observer) ([]*result.Result, error) {
 	W := len(t.Windows)
 	pages := make([]page, len(t.Pages))
-	evs := make([]events, W)
+	evs := make([]Events, W)
 	accessed := make([]int64, W)
 	for w := range t.Windows {
-		evs[w] = windowEvents(&t.Windows[w])
+		evs[w] = WindowEvents(&t.Windows[w])
 		accessed[w] = int64(len(t.Windows[w].Accessed))
 	}
-	oracle(pages, evs)
+	for id, g := range Gaps(len(pages), evs) {
+		pages[id].gaps = g
+	}
 
 	res := make([]*result.Result, len(ss))
 	resident := make([][]bool, len(ss)) // resident[i][id]: page id is resident under setting i
@@ -145,23 +117,23 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 		ev := evs[k]
 		// 1. Accesses: an absent alive page is promoted; a page not alive
 		//    starts a life (its first access is compulsory).
-		for _, id := range ev.accessed {
+		for _, id := range ev.Accessed {
 			p := &pages[id]
 			for i := range ss {
-				if p.alive && !resident[i][id] {
+				if p.Alive && !resident[i][id] {
 					res[i].Promotions[k]++
 				}
 				resident[i][id] = true
 			}
-			if p.alive && obs != nil {
-				obs.GapEnded(id, p.last)
+			if p.Alive && obs != nil {
+				obs.GapEnded(id, p.Last)
 			}
-			touch(p, k, !p.alive)
+			p.Touch(k)
 		}
 		// 2. Births start a life; a birth of an alive page is ignored.
-		for _, id := range ev.born {
-			if p := &pages[id]; !p.alive {
-				touch(p, k, true)
+		for _, id := range ev.Born {
+			if p := &pages[id]; !p.Alive {
+				p.Touch(k)
 				for i := range ss {
 					resident[i][id] = true
 				}
@@ -177,19 +149,18 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 		if obs != nil {
 			for i := range ss {
 				for _, id := range reclaimed[i] {
-					obs.Reclaimed(i, id, pages[id].last, k)
+					obs.Reclaimed(i, id, pages[id].Last, k)
 				}
 			}
 		}
 		// 5. Frees end lives after this window; a free of a page not alive
 		//    is ignored.
-		for _, id := range ev.freed {
-			if p := &pages[id]; p.alive {
+		for _, id := range ev.Freed {
+			if p := &pages[id]; p.Alive {
 				if obs != nil {
-					obs.GapEnded(id, p.last)
+					obs.GapEnded(id, p.Last)
 				}
-				p.alive = false
-				p.next++
+				p.Free()
 				for i := range ss {
 					resident[i][id] = false
 				}
@@ -201,8 +172,8 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 	}
 	if obs != nil {
 		for id := range pages {
-			if p := &pages[id]; p.alive {
-				obs.GapEnded(uint32(id), p.last)
+			if p := &pages[id]; p.Alive {
+				obs.GapEnded(uint32(id), p.Last)
 			}
 		}
 	}
@@ -222,7 +193,7 @@ func endWindow(k int, pages []page, resident []bool, res *result.Result, dec pol
 	// 3. Every alive page is alive in this window; every absent one saves
 	//    it.
 	for id := range pages {
-		if !pages[id].alive {
+		if !pages[id].Alive {
 			continue
 		}
 		res.AlivePerWindow[k]++
@@ -237,16 +208,16 @@ func endWindow(k int, pages []page, resident []bool, res *result.Result, dec pol
 	var st policy.PageState
 	for id := range pages {
 		p := &pages[id]
-		if !p.alive || !resident[id] {
+		if !p.Alive || !resident[id] {
 			continue
 		}
-		g := p.gaps[p.next]
-		if int(g.start) != p.last {
-			panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.last, g.start))
+		g := p.gaps[p.Next]
+		if int(g.Start) != p.Last {
+			panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.Last, g.Start))
 		}
 		st = policy.PageState{
-			Page: uint32(id), Now: k, LastTouch: p.last, Prior: p.prior,
-			Idle: int(g.idle), Closed: g.closed, Features: p.features,
+			Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior,
+			Idle: int(g.Idle), Closed: g.Closed, Features: p.Features,
 		}
 		if dec.Reclaim(&st) {
 			resident[id] = false
@@ -278,54 +249,4 @@ func parallel(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// touch records a touch of p in window k; newLife starts a life.
-func touch(p *page, k int, newLife bool) {
-	if newLife {
-		p.alive = true
-		p.prior = trace.Inf
-	} else {
-		p.prior = k - p.last
-		p.next++
-	}
-	p.features = p.features.Next(p.prior)
-	p.last = k
-}
-
-// oracle fills every page's gaps by walking the trace once with the same
-// life rules as Run, recording each gap's idle length and whether it ends
-// with an access.
-func oracle(pages []page, evs []events) {
-	type life struct {
-		alive bool
-		last  int
-	}
-	ls := make([]life, len(pages))
-	for k, ev := range evs {
-		for _, id := range ev.accessed {
-			l := &ls[id]
-			if l.alive {
-				pages[id].gaps = append(pages[id].gaps, gap{start: int32(l.last), idle: int32(k - l.last - 1), closed: true})
-			}
-			*l = life{alive: true, last: k}
-		}
-		for _, id := range ev.born {
-			if l := &ls[id]; !l.alive {
-				*l = life{alive: true, last: k}
-			}
-		}
-		for _, id := range ev.freed {
-			if l := &ls[id]; l.alive {
-				pages[id].gaps = append(pages[id].gaps, gap{start: int32(l.last), idle: int32(k - l.last), closed: false})
-				l.alive = false
-			}
-		}
-	}
-	W := len(evs)
-	for id, l := range ls {
-		if l.alive {
-			pages[id].gaps = append(pages[id].gaps, gap{start: int32(l.last), idle: int32(W - l.last - 1), closed: false})
-		}
-	}
 }

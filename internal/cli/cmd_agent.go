@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdk/agent"
-	"mdk/collect"
 	"mdk/internal/outfile"
+	"mdk/linux"
 	"mdk/policy"
 	"mdk/report"
 	"mdk/trace"
@@ -137,8 +137,8 @@ EXIT STATUS
 	f.StringVar(&o.swapFloor, "swap-floor", formatSize(d.SwapFloorBytes), "keep at least `SIZE` of swap free (bytes, or with a unit: 512K, 64M, 1.5G, 2GiB)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (host:port) at /metrics")
 	f.StringVar(&o.log, "log", "-", "JSON lines of every window to `FILE` (- standard error, empty: none)")
-	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", "/proc"), "procfs mount point `DIR` ($MDK_PROC)")
-	f.StringVar(&o.sys, "sys", envOr("MDK_SYS", "/sys"), "sysfs mount point `DIR` ($MDK_SYS)")
+	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", linux.DefaultProc), "procfs mount point `DIR` ($MDK_PROC)")
+	f.StringVar(&o.sys, "sys", envOr("MDK_SYS", linux.DefaultSys), "sysfs mount point `DIR` ($MDK_SYS)")
 	f.IntVar(&o.lock, "replay-lock", 0, "the replay workload mlocks its first `N` pages (to see refusals)")
 	cmd.AddCommand(newAgentCompareCmd(e))
 	return cmd
@@ -204,7 +204,7 @@ func runAgent(e *env, o agentOptions) error {
 	if len(ss) != 1 {
 		return usagef("--policy %s is %d settings; the agent applies one", o.spec, len(ss))
 	}
-	fsys := collect.NewFS(o.proc, o.sys)
+	fsys := linux.NewFS(o.proc, o.sys)
 	opt := agent.DefaultOptions
 	opt.Setting, opt.Window, opt.DryRun, opt.MaxPages = ss[0], o.window, o.dryRun, o.maxPages
 	opt.PSIThreshold, opt.PSIPath, opt.SLO, opt.SLOWindows = o.psi, o.psiFile, o.slo, o.sloWindows

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"mdk/collect"
 	"mdk/internal/testutil"
+	"mdk/linux"
 )
 
 // TestAgentReplayCLI runs mdk gen, mdk agent --replay (on zram swap the test
@@ -95,8 +95,8 @@ func damonSysfs(t *testing.T, dir string) map[string]string {
 // no run directory and leaves DAMON's sysfs exactly as it was. Several pids,
 // a cgroup or a replay with --tracker damon are usage errors.
 func TestAgentDamonRefusesBusyKdamond(t *testing.T) {
-	fsys := collect.NewFS("/proc", "/sys")
-	if _, _, err := collect.ChooseKdamond(fsys); err == nil {
+	fsys := linux.NewFS("/proc", "/sys")
+	if _, _, err := linux.ChooseKdamond(fsys); err == nil {
 		t.Skip("a kdamond is free here: the refusal needs a busy one (or no DAMON)")
 	}
 	kds := filepath.Join(fsys.DamonAdmin(), "kdamonds")

@@ -8,6 +8,7 @@ import (
 
 	"mdk/calibrate"
 	"mdk/internal/outfile"
+	"mdk/linux"
 	"mdk/tier"
 )
 
@@ -119,7 +120,7 @@ func runCalibrate(e *env, o calibrateOptions) error {
 	}
 	t, err := calibrate.Run(e.ctx, opts)
 	if err != nil {
-		if errors.Is(err, calibrate.ErrNotSupported) {
+		if errors.Is(err, linux.ErrNotSupported) {
 			return usageError{err}
 		}
 		return err

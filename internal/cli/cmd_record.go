@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdk/collect"
+	"mdk/linux"
 	"mdk/trace"
 )
 
@@ -101,8 +102,8 @@ EXIT STATUS
 	f.DurationVar(&o.window, "window", trace.DefaultWindow, "window `length` of a live recording")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this `duration` (default: until the targets exit or Ctrl-C)")
 	f.StringVarP(&o.out, "output", "o", "", "trace `FILE` to write (.mdkt or .txt)")
-	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", "/proc"), "procfs mount point `DIR` ($MDK_PROC)")
-	f.StringVar(&o.sys, "sys", envOr("MDK_SYS", "/sys"), "sysfs mount point `DIR` ($MDK_SYS)")
+	f.StringVar(&o.proc, "proc", envOr("MDK_PROC", linux.DefaultProc), "procfs mount point `DIR` ($MDK_PROC)")
+	f.StringVar(&o.sys, "sys", envOr("MDK_SYS", linux.DefaultSys), "sysfs mount point `DIR` ($MDK_SYS)")
 	f.BoolVar(&o.exact, "exact", false, "trace the program CMD exactly under valgrind")
 	f.Int64Var(&o.windowInstrs, "window-instructions", collect.DefaultWindowInstructions, "window length of --exact, in executed `instructions`")
 	f.StringVar(&o.valgrind, "valgrind", "valgrind", "valgrind `program` for --exact")
@@ -212,7 +213,7 @@ func runRecord(e *env, o recordOptions, args []string) error {
 		return usagef("--duration %v is shorter than one --window (%v)", o.duration, o.window)
 	}
 	r, err := collect.NewRecorder(collect.Options{
-		FS: collect.NewFS(o.proc, o.sys), PIDs: o.pids, Cgroup: o.cgroup,
+		FS: linux.NewFS(o.proc, o.sys), PIDs: o.pids, Cgroup: o.cgroup,
 		Window: o.window, Duration: o.duration, Log: e.stderr, Sample: sample,
 		Tracker: collect.Tracker(o.tracker), Pages: collect.PageKey(o.pages),
 	})

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"mdk/collect"
 	"mdk/internal/testutil"
+	"mdk/linux"
 	"mdk/trace"
 )
 
@@ -27,7 +27,7 @@ func TestRecordFakeTree(t *testing.T) {
 	os.WriteFile(filepath.Join(proc, "42/maps"), []byte("00010000-00014000 rw-p 00000000 00:00 0  [heap]\n"), 0o644)
 	pm := make([]byte, 0x14*8)
 	for i, pfn := range []uint64{0x100, 0x101, 0x2345} {
-		binary.NativeEndian.PutUint64(pm[(0x10+i)*8:], collect.PagemapPresent|pfn)
+		binary.NativeEndian.PutUint64(pm[(0x10+i)*8:], linux.PagemapPresent|pfn)
 	}
 	os.WriteFile(filepath.Join(proc, "42/pagemap"), pm, 0o644)
 	os.WriteFile(filepath.Join(sys, "kernel/mm/page_idle/bitmap"), make([]byte, 0x4000/8), 0o644)

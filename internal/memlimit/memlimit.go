@@ -4,14 +4,12 @@
 package memlimit
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"runtime/debug"
-	"strconv"
 	"syscall"
+
+	"mdk/linux"
 )
 
 // Available returns the memory, in bytes, that the process may still
@@ -23,48 +21,20 @@ import (
 // less what the runtime holds. ok is false when none of them is known.
 func Available() (n int64, ok bool) {
 	n = math.MaxInt64
-	if v, found := meminfo("/proc/meminfo", "MemAvailable:"); found {
+	kernel := linux.Default()
+	if v, found := kernel.MemAvailable(); found {
 		n, ok = v, true
 	}
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < math.MaxInt64 {
-		used, _ := meminfo("/proc/self/status", "VmRSS:")
+		used, _ := kernel.SelfRSS()
 		n, ok = min(n, (int64(rl.Cur)-used)/2), true
 	}
 	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
-		used, _ := meminfo("/proc/self/status", "VmRSS:")
+		used, _ := kernel.SelfRSS()
 		n, ok = min(n, lim-used), true
 	}
 	return max(n, 0), ok
-}
-
-// meminfo reads a "Key: N kB" line of a /proc file, in bytes.
-func meminfo(path, key string) (int64, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.HasPrefix(line, []byte(key)) {
-			continue
-		}
-		fields := bytes.Fields(line[len(key):])
-		if len(fields) == 0 {
-			return 0, false
-		}
-		v, err := strconv.ParseInt(string(fields[0]), 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		if len(fields) > 1 && string(fields[1]) == "kB" {
-			v *= 1024
-		}
-		return v, true
-	}
-	return 0, false
 }
 
 // Check returns an error if need bytes are more than Available; what

@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"mdk/linux"
 )
 
 // SetupZram creates a zram swap device of size bytes for the test and
@@ -45,25 +46,24 @@ func SetupZram(t testing.TB, size int64) string {
 		fail("zram test lock: %v", err)
 	}
 	t.Cleanup(func() { lock.Close() }) // runs last: after swapoff and hot_remove
-	const ctl = "/sys/class/zram-control"
-	if _, err := os.Stat(ctl); errors.Is(err, os.ErrNotExist) {
+	kernel := linux.Default()
+	if _, err := os.Stat(kernel.ZramControl()); errors.Is(err, os.ErrNotExist) {
 		if out, err := exec.Command("modprobe", "zram", "num_devices=0").CombinedOutput(); err != nil {
 			fail("no zram: modprobe zram: %v: %s", err, out)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(ctl, "hot_add"))
+	n, err := kernel.ZramHotAdd()
 	if err != nil {
 		fail("zram hot_add: %v", err)
 	}
-	id := strings.TrimSpace(string(b))
-	dev := "/dev/zram" + id
+	dev := fmt.Sprintf("/dev/zram%d", n)
 	t.Cleanup(func() {
-		if err := os.WriteFile(filepath.Join(ctl, "hot_remove"), []byte(id), 0); err != nil {
-			t.Errorf("zram hot_remove %s: %v", id, err)
+		if err := kernel.ZramHotRemove(n); err != nil {
+			t.Errorf("zram hot_remove %d: %v", n, err)
 		}
 	})
-	if err := os.WriteFile(fmt.Sprintf("/sys/block/zram%s/disksize", id), []byte(fmt.Sprint(size)), 0); err != nil {
-		fail("zram%s disksize: %v", id, err)
+	if err := kernel.ZramSetDisksize(n, size); err != nil {
+		fail("zram%d disksize: %v", n, err)
 	}
 	if out, err := exec.Command("mkswap", dev).CombinedOutput(); err != nil {
 		fail("mkswap %s: %v: %s", dev, err, out)

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"mdk/policy"
+	"mdk/trace"
+)
+
+// Controller is the decide stage's source of decisions. Before each
+// window's decisions the agent asks it for the Decider of window k, with the
+// window's events and its row as measured so far (accessed pages,
+// promotions, saved page-windows, alive pages, kernel reclaim: what a
+// policy.Controller's EndWindow reads as the window's Outcome; the guards'
+// readings come later). A fixed
+// setting ([FixedSetting]) returns the same Decider every window; a
+// controller that changes its setting from window to window (an online
+// tuner reading the measured promotion rate) returns another one. The
+// Decider then sees every alive page the agent has not put out, in
+// dense-ID order, as the simulator's does.
+// An error stops the run.
+type Controller interface {
+	Decider(k int, win *trace.Window, row *Row) (policy.Decider, error)
+}
+
+// fixed is a Controller of one setting for the whole run.
+type fixed struct{ dec policy.Decider }
+
+func (f fixed) Decider(int, *trace.Window, *Row) (policy.Decider, error) { return f.dec, nil }
+
+// FixedSetting returns the Controller of setting s for the whole run, its
+// Decider made once as the simulator makes it: with every window's |A_w|
+// when the trace is known in advance (fut, a replay), else with none.
+func FixedSetting(s policy.Setting, fut *trace.Trace) Controller {
+	var accessed []int64
+	if fut != nil {
+		accessed = make([]int64, len(fut.Windows))
+		for w := range fut.Windows {
+			accessed[w] = int64(len(fut.Windows[w].Accessed))
+		}
+	}
+	return fixed{s.NewDecider(accessed)}
+}
+
+// decide returns the pages the Controller's Decider chooses at the end of
+// window k.
+func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
+	dec, err := a.ctl.Decider(k, win, row)
+	if err != nil {
+		return nil, err
+	}
+	var decided []uint32
+	var st policy.PageState
+	for id := range a.pages {
+		p := &a.pages[id]
+		if !p.Alive || p.out || a.tgts[a.tgt[id]].gone {
+			continue
+		}
+		st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior, Features: p.Features}
+		if a.gaps != nil {
+			g := a.gaps[id][p.Next]
+			st.Idle, st.Closed = int(g.Idle), g.Closed
+		}
+		if dec.Reclaim(&st) {
+			decided = append(decided, uint32(id))
+		}
+	}
+	row.Decided = int64(len(decided))
+	return decided, nil
+}

@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"cmp"
+	"slices"
+
+	"mdk/sim"
+	"mdk/trace"
+)
+
+// page is the agent's state of one page of the observed trace: its life
+// under SPEC section 1 (sim.Life, the simulator's own rules) and what
+// pagemap says of it.
+type page struct {
+	sim.Life
+	out      bool // the agent put it out and pagemap confirmed it
+	kout     bool // out, not by the agent (kernel reclaim)
+	accessed bool // accessed in the current window
+}
+
+// model is the observed trace as the agent follows it: its pages, where
+// each lives, and per target its pages in virtual page order.
+type model struct {
+	pages []page
+	vpn   []uint64
+	tgt   []int32
+	order [][]uint32
+}
+
+// track applies window k's touches (the track stage): new pages are placed
+// with where (the tracker's Page), accesses touch their page, births touch
+// pages not alive.
+func (m *model) track(k int, win *trace.Window, where func(uint32) (int, uint64)) {
+	for range win.New {
+		id := uint32(len(m.pages))
+		t, v := where(id)
+		m.pages = append(m.pages, page{})
+		m.vpn = append(m.vpn, v)
+		m.tgt = append(m.tgt, int32(t))
+		for len(m.order) <= t {
+			m.order = append(m.order, nil)
+		}
+		m.order[t] = append(m.order[t], id)
+	}
+	if len(win.New) > 0 {
+		for _, o := range m.order {
+			slices.SortFunc(o, func(x, y uint32) int { return cmp.Compare(m.vpn[x], m.vpn[y]) })
+		}
+	}
+	for _, id := range win.Accessed {
+		p := &m.pages[id]
+		p.accessed = true
+		p.Touch(k)
+	}
+	for _, id := range win.Born {
+		if p := &m.pages[id]; !p.Alive {
+			p.Touch(k)
+		}
+	}
+}
+
+// free applies the window's frees: they end lives after the window.
+func (m *model) free(win *trace.Window) {
+	for _, id := range win.Freed {
+		if p := &m.pages[id]; p.Alive {
+			p.Free()
+			p.out, p.kout = false, false
+		}
+	}
+}
