@@ -1,12 +1,15 @@
-// Package collect makes mdk traces from running programs. It owns the parts
-// of mdk that depend on the running kernel (the determinism boundary of
-// docs/architecture.md):
+// Package collect makes mdk traces from running programs, and nothing else:
+// the kernel's files and calls it uses are package linux's.
 //
 //   - [Recorder] samples live Linux processes with idle page tracking
 //     (/proc/PID/maps, /proc/PID/pagemap, /sys/kernel/mm/page_idle/bitmap),
-//     the access-bit scan of the MDK paper, one window at a time. It reads
-//     the kernel through an [FS] rooted at mount points (--proc, --sys), so
-//     it runs on fixtures and in containers.
+//     the access-bit scan of the MDK paper, one window at a time, or with
+//     DAMON. It reads the kernel through a linux.FS rooted at mount points
+//     (--proc, --sys), so it runs on fixtures and in containers. Its files:
+//     recorder.go (the type, its set-up), run.go (mdk record's window
+//     clock), scan.go (one scan), idlebits.go (the idle bitmap's read-back
+//     and marking), compare.go (two scans into a window), physical.go
+//     (page frames as pages), damon.go (the DAMON tracker), options.go.
 //   - [RunExact] traces a program exactly under valgrind, windows counted in
 //     executed instructions: with mdk's own valgrind tool (tool/mdkpages.c,
 //     built by [BuildPageTool]), whose per-window page sets
