@@ -60,7 +60,7 @@ lives (docs/whatif.md states the rule). With IN's own page size and K = 1
 the trace is copied unchanged; a coarsened trace is written unpartitioned
 unless --partitions is given.
 
-IN's mappings sidecar (IN.maps, from mdk record) is copied to OUT.maps.`,
+IN's mappings sidecar (IN.maps, docs/trace-format.md) is copied to OUT.maps.`,
 		Example: `  mdk convert example.txt example.mdkt
   mdk convert trace.mdkt - --format text | less
   mdk gen -o - --format binary | mdk convert - big.txt

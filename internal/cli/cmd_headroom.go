@@ -39,8 +39,8 @@ classes' savings and promotions add up exactly to the two runs' totals
 (checked on every run). The missed, later and spent gaps are then split by
 the prior reuse distance at the touch, the idle length, the life's age and
 number of touches, the window, the address space and the memory region:
-the mappings of the trace's sidecar TRACE.maps (written by mdk record;
---maps names another file, docs/trace-format.md), else address ranges (the
+the mappings of the trace's sidecar TRACE.maps (docs/trace-format.md;
+--maps names another file), else address ranges (the
 pages of a space cut at holes of 1 MiB or more).
 
 It holds the trace in memory, as mdk sim does.`,

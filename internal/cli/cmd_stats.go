@@ -33,7 +33,7 @@ gaps exactly as SPEC section 1 defines them:
   number of pages alive in one window, and histograms of the idle lengths
   of closed and open gaps in buckets 0, 1, 2, 3-4, 5-8, 9-16, ...
 
-If the trace has a mappings sidecar (TRACE.maps, written by mdk record;
+If the trace has a mappings sidecar (TRACE.maps, docs/trace-format.md;
 --maps names another file), stats also lists its memory regions, largest
 first: the trace's pages in each mapping, their bytes and access records
 (the top 10 and the rest summed; JSON: every one, under "regions").

@@ -9,7 +9,7 @@ import (
 )
 
 // regionsTrace is a trace with pages in a heap mapping, an anonymous one
-// and none, and its sidecar (as mdk record writes them).
+// and none, and its sidecar (docs/trace-format.md).
 const (
 	regionsTrace = `mdk-trace 1
 windows 6
