@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"mdk/gen"
 	"mdk/policy"
 	"mdk/result"
 	"mdk/sim"
@@ -18,14 +17,9 @@ import (
 // model with 20,000 pages. records/retune is the history's event records;
 // ns/record the cost per record.
 //
-//	go test ./tune -run '^$' -bench Retune -benchtime 20x
+//	go test ./tune -run '^$' -bench Retune -benchtime 10x
 func BenchmarkRetune(b *testing.B) {
-	cfg := gen.DefaultConfig
-	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "mix", 20000, 400, 1
-	tr, err := trace.ReadAll(gen.NewReader(cfg))
-	if err != nil {
-		b.Fatal(err)
-	}
+	tr := genTrace(b, "mix", 20000, 400, 1)
 	for _, curve := range []string{"mpc", "sim"} {
 		for _, h := range []int{10, 20, 60, 100, 200, 400} {
 			if curve == "sim" && h != 10 {

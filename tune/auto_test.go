@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -9,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"mdk/gen"
 	"mdk/internal/testutil"
@@ -89,7 +90,7 @@ func naiveChoose(a *Auto, rs []*result.Result, cur string) string {
 	slices.SortStableFunc(cs, func(p, q cand) int {
 		switch {
 		case p.saved != q.saved:
-			return -cmpInt(p.saved, q.saved)
+			return cmp.Compare(q.saved, p.saved)
 		case p.x != q.x:
 			if p.x < q.x {
 				return -1
@@ -106,14 +107,16 @@ func naiveChoose(a *Auto, rs []*result.Result, cur string) string {
 	return policy.String(a.Grid[cs[0].i])
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// genTrace reads a small trace of a gen model into memory.
+func genTrace(t testing.TB, model string, pages, windows int, seed uint64) *trace.Trace {
+	t.Helper()
+	cfg := gen.DefaultConfig
+	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = model, pages, windows, seed
+	tr, err := trace.ReadAll(gen.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return 0
+	return tr
 }
 
 // naiveRun is the controlled run written out literally, page by page with
@@ -209,10 +212,10 @@ func checkAuto(t *testing.T, name string, tr *trace.Trace, a *Auto) int {
 		t.Fatalf("%s: %v", name, err)
 	}
 	want, wantSettings := naiveRun(tr, a)
-	if d := cmp.Diff(want, got.Result); d != "" {
+	if d := gocmp.Diff(want, got.Result); d != "" {
 		t.Fatalf("%s: %s: naive and sim differ (-naive +sim):\n%s", name, a.Params(), d)
 	}
-	if d := cmp.Diff(wantSettings, got.Settings); d != "" {
+	if d := gocmp.Diff(wantSettings, got.Settings); d != "" {
 		t.Fatalf("%s: %s: settings differ (-naive +sim):\n%s", name, a.Params(), d)
 	}
 	for i, sw := range got.Switches {
@@ -272,12 +275,7 @@ func TestAutoEqualsNaiveGen(t *testing.T) {
 		"auto:age,slo=max_slowdown<=0.01%,history=8,every=2",
 	}
 	for _, model := range gen.Models {
-		cfg := gen.DefaultConfig
-		cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = model, 300, 40, 5
-		tr, err := trace.ReadAll(gen.NewReader(cfg))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := genTrace(t, model, 300, 40, 5)
 		total := 0
 		for _, spec := range specs {
 			a := mustAuto(t, spec, tr.Header.Window)
@@ -313,7 +311,7 @@ func TestControlledFixedEqualsRun(t *testing.T) {
 			}
 			want := sim.Run(tr, s)
 			want.Policy, want.Params = "fixed", policy.String(s)
-			if d := cmp.Diff(want, got.Result); d != "" {
+			if d := gocmp.Diff(want, got.Result); d != "" {
 				t.Fatalf("trace %d %s: (-run +controlled):\n%s", n, policy.String(s), d)
 			}
 		}
@@ -414,12 +412,7 @@ func TestParseAuto(t *testing.T) {
 // eval windows, "fixed on train" is the policy row tune chooses for the
 // base grid, and "fixed in hindsight" is the grid's best on eval.
 func TestTuneControllers(t *testing.T) {
-	cfg := gen.DefaultConfig
-	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "mix", 800, 60, 3
-	tr, err := trace.ReadAll(gen.NewReader(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := genTrace(t, "mix", 800, 60, 3)
 	spec := "auto:age,slo=max_pr<=5%,history=10,every=3"
 	slo := mustSLO(t, "max_pr<=5%")
 	rep, err := Run(context.Background(), Config{SLO: slo, Policies: []string{"age", spec}, Traces: []Input{{Name: "mix", Reader: tr.NewReader()}}})
@@ -436,7 +429,7 @@ func TestTuneControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	slo.Window = tr.Header.Window
-	if d := cmp.Diff(slo.Measure(run.Result.Restrict(30, 60)), c.Eval); d != "" {
+	if d := gocmp.Diff(slo.Measure(run.Result.Restrict(30, 60)), c.Eval); d != "" {
 		t.Errorf("controller eval (-sim +tune):\n%s", d)
 	}
 	sw := 0
@@ -448,7 +441,7 @@ func TestTuneControllers(t *testing.T) {
 	if c.Switches != sw || c.SwitchesTotal != len(run.Switches) || c.Retunes < 20 {
 		t.Errorf("switches %d/%d retunes %d, want %d/%d and at least 20", c.Switches, c.SwitchesTotal, c.Retunes, sw, len(run.Switches))
 	}
-	if p := rep.Policies[0]; c.Fixed == nil || c.Fixed.Spec != "age:"+p.Params || !cmp.Equal(c.Fixed.Eval, p.Eval) {
+	if p := rep.Policies[0]; c.Fixed == nil || c.Fixed.Spec != "age:"+p.Params || !gocmp.Equal(c.Fixed.Eval, p.Eval) {
 		t.Errorf("fixed on train %+v, want the age row %s", c.Fixed, p.Params)
 	}
 	var best *result.Result
