@@ -35,6 +35,11 @@ type binaryReader struct {
 	comp    []byte
 	raw     []byte
 	small   [blockHeaderSize]byte
+	// seeker, if not nil, is the file under r, for a partitioned reader to
+	// skip the partitions it does not read; size is the file's size (-1:
+	// not known yet).
+	seeker  io.ReadSeeker
+	size    int64
 	version uint32
 	parts   Partitioning // version 3's
 }
@@ -46,7 +51,7 @@ func NewBinaryReader(r io.Reader, name string) (Reader, error) {
 	if _, ok := r.(*bufio.Reader); !ok {
 		r = bufio.NewReaderSize(r, 256<<10)
 	}
-	br := &binaryReader{r: r, name: name, next: 0}
+	br := &binaryReader{r: r, name: name, next: 0, size: -1}
 	if err := br.readHeader(); err != nil {
 		return nil, err
 	}
@@ -348,16 +353,17 @@ func (br *binaryReader) decode() string {
 // and are counted in Unlisted instead of listed if count. It returns the number of
 // new pages, or what is wrong.
 func decodeWindow(d *decoder, win *Window, base uint64, count bool) (n uint64, listed bool, msg string) {
-	if n, msg = decodeNew(d, win, base, count); msg != "" {
+	if n, msg = decodeNew(d, win, base, count, nil); msg != "" {
 		return 0, false, msg
 	}
 	return n, true, decodeLists(d, win, base+n)
 }
 
 // decodeNew decodes a window's new pages from d, appending them to win.New
-// (or counting them in win.Unlisted if count). It returns their number, or
-// what is wrong.
-func decodeNew(d *decoder, win *Window, base uint64, count bool) (n uint64, msg string) {
+// (or counting them in win.Unlisted if count), and passing each to each if
+// it is not nil, which says what is wrong with it, if anything. It returns
+// their number, or what is wrong.
+func decodeNew(d *decoder, win *Window, base uint64, count bool, each func(Page) string) (n uint64, msg string) {
 	n = d.uvarint()
 	if d.bad != "" {
 		return 0, d.bad
@@ -387,6 +393,11 @@ func decodeNew(d *decoder, win *Window, base uint64, count bool) (n uint64, msg 
 			p = Page{Space: uint32(s), Page: x}
 		} else if x == 0 && k > 0 || p.Page < prev.Page {
 			return 0, fmt.Sprintf("new page %d: %v is not above the previous new page %v", k, p, prev)
+		}
+		if each != nil {
+			if msg := each(p); msg != "" {
+				return 0, fmt.Sprintf("new page %d: %s", k, msg)
+			}
 		}
 		if !count {
 			win.New = append(win.New, p)

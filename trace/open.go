@@ -95,5 +95,8 @@ func Open(path string) (Reader, io.Closer, error) {
 		f.Close()
 		return nil, nil, err
 	}
+	if pr, ok := r.(*partReader); ok {
+		pr.br.seeker = f // skip unread partitions by seeking
+	}
 	return r, f, nil
 }

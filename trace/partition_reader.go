@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -46,8 +47,8 @@ type partReader struct {
 	// The current segment.
 	first, n, k int
 	// Unless the reader counts new pages (CountNew), the segment's new
-	// pages, window by window, and the partition of each: window k's are
-	// segPages[winStart[k]:winStart[k+1]].
+	// pages of the selected partitions, window by window, and the partition
+	// of each: window k's are segPages[winStart[k]:winStart[k+1]].
 	segPages []Page
 	segPart  []uint16
 	winStart []int
@@ -248,8 +249,31 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	return pr.first, pr.n, nil
 }
 
-// skip passes over n bytes of the file, which must be there.
+// skip passes over n bytes of the file, which must be there: it seeks past
+// them when the file can (br.seeker), else reads and drops them.
 func (br *binaryReader) skip(n, start int64, what string) error {
+	if b, ok := br.r.(*bufio.Reader); ok && br.seeker != nil && n > int64(b.Buffered()) {
+		if br.size < 0 {
+			cur, err1 := br.seeker.Seek(0, io.SeekCurrent)
+			end, err2 := br.seeker.Seek(0, io.SeekEnd)
+			_, err3 := br.seeker.Seek(cur, io.SeekStart)
+			if err1 != nil || err2 != nil || err3 != nil {
+				br.seeker = nil // a pipe: read through
+				return br.skip(n, start, what)
+			}
+			br.size = end - cur + br.off + int64(b.Buffered())
+		}
+		pos := br.off + n
+		if pos > br.size {
+			return br.corrupt(start, io.ErrUnexpectedEOF, "truncated window %d%s: file ends at byte offset %d", br.next, what, br.size)
+		}
+		if _, err := br.seeker.Seek(pos-br.off-int64(b.Buffered()), io.SeekCurrent); err != nil {
+			return br.corrupt(start, err, "seek window %d%s: %v", br.next, what, err)
+		}
+		b.Reset(br.seeker)
+		br.off = pos
+		return nil
+	}
 	m, err := io.CopyN(io.Discard, br.r, n)
 	br.off += m
 	if m == n {
@@ -275,34 +299,29 @@ func (pr *partReader) readPages() error {
 		pr.cnt = make([]uint32, len(pr.parts))
 	}
 	var w Window
+	each := func(pg Page) string {
+		p := pr.pt.of(pg)
+		if p < 0 {
+			return fmt.Sprintf("page %v is not in the trace's sample", pg)
+		}
+		if pr.cnt[p] == 0 {
+			pr.touched = append(pr.touched, p)
+		}
+		pr.cnt[p]++
+		if keep && p < pr.nsel {
+			pr.parts[p].idx = append(pr.parts[p].idx, int32(len(pr.segPages)))
+			pr.segPages = append(pr.segPages, pg)
+			pr.segPart = append(pr.segPart, uint16(p))
+		}
+		return ""
+	}
 	total := pr.npagesAll
 	for k := range pr.n {
-		w.New = w.New[:0]
-		if keep {
-			w.New = pr.segPages
-		}
-		at := len(w.New)
-		n, msg := decodeNew(&ps.d, &w, total, false)
+		n, msg := decodeNew(&ps.d, &w, total, true, each)
 		if msg != "" {
 			return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: %s", pr.first+k, msg)
 		}
 		total += n
-		for j, pg := range w.New[at:] {
-			p := pr.pt.of(pg)
-			if p < 0 {
-				return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: page %v is not in the trace's sample", pr.first+k, pg)
-			}
-			if pr.cnt[p] == 0 {
-				pr.touched = append(pr.touched, p)
-			}
-			pr.cnt[p]++
-			if keep {
-				pr.segPart = append(pr.segPart, uint16(p))
-				if p < pr.nsel {
-					pr.parts[p].idx = append(pr.parts[p].idx, int32(at+j))
-				}
-			}
-		}
 		for _, p := range pr.touched {
 			if p < pr.nsel {
 				pr.parts[p].runs = append(pr.parts[p].runs, newRun{uint32(k), pr.cnt[p]})
@@ -311,7 +330,6 @@ func (pr *partReader) readPages() error {
 		}
 		pr.touched = pr.touched[:0]
 		if keep {
-			pr.segPages = w.New
 			pr.winStart = append(pr.winStart, len(pr.segPages))
 		}
 	}
@@ -437,9 +455,6 @@ func (pr *partReader) read() (*Window, error) {
 	} else {
 		for j := pr.winStart[k]; j < pr.winStart[k+1]; j++ {
 			p := int(pr.segPart[j])
-			if p >= pr.nsel {
-				continue
-			}
 			pr.l2g[p] = append(pr.l2g[p], uint32(pr.npages))
 			pr.npages++
 			out.New = append(out.New, pr.segPages[j])

@@ -146,7 +146,9 @@ const (
 // NewSampleSplit returns a split of r's pages by s (which must be
 // r.Header().Sample.Within some request) into the sample and k groups (k
 // may be 0). Header().Sample is s. r's page table is dropped if it can be
-// ([PageDiscarder]); the split keeps the sampled pages' own.
+// ([PageDiscarder]); the split keeps the sampled pages' own. A partitioned
+// trace ([PartitionedReader]) is told to read only the partitions that
+// hold the sample, when its partitions' seed is s's.
 func NewSampleSplit(r Reader, s Sample, k int) (*SampleSplit, error) {
 	if k < 0 || k > MaxSampleGroups {
 		return nil, fmt.Errorf("trace: %d sub-samples: want 0 .. %d", k, MaxSampleGroups)
@@ -164,6 +166,12 @@ func NewSampleSplit(r Reader, s Sample, k int) (*SampleSplit, error) {
 	if d, ok := r.(PageDiscarder); ok {
 		d.DiscardPages()
 	}
+	if pr, ok := r.(PartitionedReader); ok && sp.filter {
+		// Read only the partitions that hold the sample.
+		if n, _ := PartitionsOf(pr.Partitioning(), h.Sample, s); n < pr.Selected() {
+			pr.SelectPartitions(n)
+		}
+	}
 	for i := range sp.outs {
 		sp.outs[i] = make([]Window, 1+k)
 	}
@@ -176,6 +184,9 @@ func (sp *SampleSplit) Header() Header { return sp.hdr }
 
 // Groups is the number of sub-samples.
 func (sp *SampleSplit) Groups() int { return sp.k }
+
+// Kept is the number of the sample's pages read so far.
+func (sp *SampleSplit) Kept() int { return len(sp.group) }
 
 // DiscardPages stops keeping the sampled pages' table.
 func (sp *SampleSplit) DiscardPages() { sp.keep, sp.kept = false, nil }

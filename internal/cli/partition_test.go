@@ -46,6 +46,10 @@ func TestConvertPartitions(t *testing.T) {
 			t.Fatalf("mdk %s: exit %d, output differs on the partitioned trace: %s", strings.Join(args, " "), code, stderr)
 		}
 	}
+	_, exact, _ := runMDK(t, "mpc", p("a.mdkt"), "--csv")
+	if _, all, _ := runMDK(t, "mpc", p("parts.mdkt"), "--csv", "--sample", "100%"); all != exact {
+		t.Fatal("mdk mpc --sample 100% on the partitioned trace differs from the exact curves")
+	}
 	if code, _, stderr := runMDK(t, "convert", p("a.mdkt"), p("x.txt"), "--partitions", "3"); code != 2 || !strings.Contains(stderr, "binary") {
 		t.Fatalf("convert --partitions to text: exit %d, %s", code, stderr)
 	}

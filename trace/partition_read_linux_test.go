@@ -1,0 +1,89 @@
+package trace_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"mdk/gen"
+	"mdk/trace"
+)
+
+// readChars is the bytes this process has read by system calls so far
+// (rchar of /proc/self/io).
+func readChars(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Skip("no rchar in /proc/self/io")
+	return 0
+}
+
+// TestSampleReadsItsPartitions: a 1% sample of a trace of 100 partitions
+// reads the index, the new pages and the first partition, and skips the
+// rest by seeking: 6.2% of the README's trace (the new pages are 5% of it),
+// under a tenth; its windows are the sample's.
+func TestSampleReadsItsPartitions(t *testing.T) {
+	cfg := gen.DefaultConfig
+	cfg.Model, cfg.Seed = "mix", 7
+	tr, err := trace.ReadAll(gen.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := encodeParts(t, tr, 100, 1)
+	path := filepath.Join(t.TempDir(), "p.mdkt")
+	if err = os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := os.Getenv("MDK_PART_TRACE"); p != "" {
+		// Measure a partitioned trace of one's own (docs/bench.md).
+		path, tr = p, nil
+		if data, err = os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := trace.Sample{PPM: 10000, Seed: 1}
+	before := readChars(t)
+	r, c, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := trace.NewSampleReader(r, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := trace.ReadAll(sr)
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := readChars(t) - before
+	t.Logf("1%% of %d bytes: read %d (%.1f%%)", len(data), read, 100*float64(read)/float64(len(data)))
+	if read > int64(len(data))/10 {
+		t.Fatalf("a 1%% sample read %d of the file's %d bytes", read, len(data))
+	}
+	if tr == nil {
+		return
+	}
+	ws, err := trace.NewSampleReader(tr.NewReader(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := trace.ReadAll(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(unpartitioned(t, got), unpartitioned(t, want)) {
+		t.Fatal("the sample read from the partitions differs from the sample of the trace")
+	}
+}
