@@ -81,7 +81,7 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 	scale := s.Scale()
 	out := streams[0].results(settings, int64(h.PageSize), scale)
 	for _, o := range out {
-		o.SamplePPM = s.PPM
+		o.SamplePPM, o.SamplePages = s.PPM, int64(sp.Kept())
 	}
 	for _, st := range streams[1:] {
 		for i, g := range st.results(settings, int64(h.PageSize), scale*int64(k)) {

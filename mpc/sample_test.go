@@ -88,7 +88,7 @@ func sameResults(a, b []*result.Result) bool {
 // unsampled returns r without its sample fields.
 func unsampled(r *result.Result) *result.Result {
 	c := *r
-	c.SamplePPM, c.Groups = 0, nil
+	c.SamplePPM, c.Groups, c.SamplePages = 0, nil, 0
 	return &c
 }
 

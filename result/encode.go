@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -41,7 +42,12 @@ type Record struct {
 // jsonFloat marshals with FormatFloat so JSON and CSV print the same digits.
 type jsonFloat float64
 
-func (f jsonFloat) MarshalJSON() ([]byte, error) { return []byte(FormatFloat(float64(f))), nil }
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) {
+		return []byte("null"), nil // an error bound that is not printed
+	}
+	return []byte(FormatFloat(float64(f))), nil
+}
 
 // Record returns r's summary; perWindow adds the per-window arrays.
 func (r *Result) Record(perWindow bool) Record {

@@ -33,6 +33,9 @@ type Result struct {
 	// disjoint random sub-samples, for the error bounds ([Result.Bound]).
 	SamplePPM int64
 	Groups    []*Result
+	// SamplePages is the number of pages in the sample (not scaled), when
+	// the run knows it; 0 otherwise.
+	SamplePages int64
 }
 
 // Restrict returns the result restricted to windows [from, to): the

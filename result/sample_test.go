@@ -63,8 +63,8 @@ func TestSampledEncoding(t *testing.T) {
 	if len(rows[0]) != len(CSVHeader)+1+len(Metrics) || rows[0][len(CSVHeader)] != "sample_rate" || rows[0][len(CSVHeader)+8] != "savings_err" {
 		t.Fatalf("header %v", rows[0])
 	}
-	if rows[1][len(CSVHeader)] != "0.1" || rows[1][len(CSVHeader)+8] != FormatFloat(r.Bound(Metrics[7])) {
-		t.Fatalf("row %v", rows[1])
+	if rows[1][len(CSVHeader)] != "0.1" || rows[1][len(CSVHeader)+9] != FormatFloat(r.Bound(Metrics[8])) || rows[1][len(CSVHeader)+8] != "" {
+		t.Fatalf("row %v: want the avg_saved_bytes bound, and none of savings (PrintedBound)", rows[1])
 	}
 	b.Reset()
 	if err := WriteJSON(&b, []*Result{r}, false); err != nil {
@@ -75,7 +75,7 @@ func TestSampledEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, ok := recs[0]["err"].(map[string]any)
-	if !ok || recs[0]["sample_rate"] != 0.1 || recs[0]["sample_groups"] != 2.0 || e["savings"] != r.Bound(Metrics[7]) {
+	if !ok || recs[0]["sample_rate"] != 0.1 || recs[0]["sample_groups"] != 2.0 || e["avg_saved_bytes"] != r.Bound(Metrics[8]) || e["savings"] != nil {
 		t.Fatalf("json %s", b.Bytes())
 	}
 	// Unsampled: neither columns nor fields.

@@ -213,8 +213,10 @@ func runMPC(e *env, o mpcOptions, path string) error {
 	}
 	switch {
 	case o.csv:
+		fmt.Fprint(e.stderr, sampleWarning(rs))
 		return result.WriteCSV(e.stdout, rs)
 	case o.json:
+		fmt.Fprint(e.stderr, sampleWarning(rs))
 		return result.WriteJSON(e.stdout, rs, false)
 	}
 	if err := writeChoices(e, rs, st, targets); err != nil {
@@ -285,6 +287,7 @@ func formatTarget(t float64) string { return policy.FormatRate(int64(t*policy.Ma
 // a sample, each estimate with its error bound.
 func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64) error {
 	fmt.Fprint(e.stdout, sampleNote(rs))
+	fmt.Fprint(e.stderr, sampleWarning(rs))
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\ttarget %s\tbest setting\tsavings\t%s\tpromotions\theadroom vs opp\n", st, st)
 	for _, c := range result.Choose(rs, st, targets) {
@@ -309,8 +312,14 @@ func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64
 		stat, _ := result.MetricByName(string(st))
 		sav, _ := result.MetricByName("savings")
 		prom, _ := result.MetricByName("promotions")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%% ±%.2f\t%.4f%% ±%.4f\t%d ±%.0f\t%s\n", c.Policy, t, b.Params,
-			100*b.Savings(), 100*b.Bound(sav), 100*b.Stat(st), 100*b.Bound(stat), b.TotalPromotions(), b.Bound(prom), head)
+		pm := func(m result.Metric, scale float64, prec int) string {
+			if e, ok := b.PrintedBound(m); ok {
+				return fmt.Sprintf(" ±%.*f", prec, scale*e)
+			}
+			return " (no bound)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%%s\t%.4f%%%s\t%d%s\t%s\n", c.Policy, t, b.Params,
+			100*b.Savings(), pm(sav, 100, 2), 100*b.Stat(st), pm(stat, 100, 4), b.TotalPromotions(), pm(prom, 1, 0), head)
 	}
 	return tw.Flush()
 }

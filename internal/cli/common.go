@@ -178,6 +178,36 @@ func (o sampleOptions) parse() (trace.Sample, int, error) {
 	return trace.Sample{PPM: ppm, Seed: o.seed}, o.groups, nil
 }
 
+// sampleWarning is what a sampled run's error output says of its bounds:
+// loudly, that a sample without pages or with too few for bounds says
+// little, and which metrics are printed without a bound
+// (result.PrintedBound).
+func sampleWarning(rs []*result.Result) string {
+	if len(rs) == 0 || !rs[0].Sampled() {
+		return ""
+	}
+	r := rs[0]
+	switch n := r.SamplePages; {
+	case n == 0 && r.Alive == 0:
+		return fmt.Sprintf("mdk: WARNING: the %s sample keeps none of the trace's pages: every estimate is 0 and says nothing about the trace; use a higher --sample rate\n", trace.FormatPPM(r.SamplePPM))
+	case n > 0 && n < result.MinBoundPages:
+		return fmt.Sprintf("mdk: WARNING: the %s sample holds only %d pages (fewer than %d): its estimates are printed without error bounds and may be far off; use a higher --sample rate\n", trace.FormatPPM(r.SamplePPM), n, result.MinBoundPages)
+	}
+	nob := 0
+	for _, x := range rs {
+		for _, m := range result.Metrics {
+			if _, ok := x.PrintedBound(m); !ok && len(x.Groups) >= 2 && result.Bounded(x.Policy, m) {
+				nob++
+			}
+		}
+	}
+	w := "mdk: warning: on a sample, savings, mean_pr, max_pr, p99_pr, p98_pr and OPP's promotions are printed without error bounds: their bounds did not cover the exact values often enough (docs/bench.md, sampling)"
+	if nob > 0 {
+		w += fmt.Sprintf("; %d other estimates have none either, because every sub-sample gave the same value", nob)
+	}
+	return w + "\n"
+}
+
 // sampleNote is the line that says how a sampled run's numbers were
 // estimated, for the text outputs.
 func sampleNote(rs []*result.Result) string {

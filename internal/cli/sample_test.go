@@ -45,7 +45,7 @@ func TestSampleAllEqualsExact(t *testing.T) {
 // text, is the same twice for a seed, and a trace recorded sampled is
 // honoured without the flag.
 func TestSampleCLI(t *testing.T) {
-	p := genTrace(t)
+	p := genTrace(t, "--pages", "20000") // 10%: 2,000 pages, enough for bounds (result.MinBoundPages)
 	code, out, errs := run(t, "", "mpc", p, "--csv", "--sample", "10%", "--sample-seed", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -57,8 +57,8 @@ func TestSampleCLI(t *testing.T) {
 	if h := strings.Join(rows[0], ","); !strings.HasSuffix(h, ",sample_rate,max_pr_err,p99_pr_err,p98_pr_err,mean_pr_err,promotions_err,saved_page_windows_err,alive_page_windows_err,savings_err,avg_saved_bytes_err") {
 		t.Fatalf("header %s", h)
 	}
-	if rows[1][11] != "0.1" || rows[1][19] == "0" {
-		t.Fatalf("row %v: want rate 0.1 and a savings bound", rows[1])
+	if rows[1][11] != "0.1" || rows[1][20] == "" || rows[1][20] == "0" || rows[1][19] != "" || rows[1][12] != "" {
+		t.Fatalf("row %v: want rate 0.1, a bound of avg_saved_bytes and none of savings and max_pr (result.PrintedBound)", rows[1])
 	}
 	_, again, _ := run(t, "", "mpc", p, "--csv", "--sample", "10%", "--sample-seed", "3")
 	if again != out {
@@ -69,7 +69,7 @@ func TestSampleCLI(t *testing.T) {
 		t.Fatal("seeds 3 and 4 print the same")
 	}
 	_, text, _ := run(t, "", "mpc", p, "--sample", "10%")
-	if !strings.Contains(text, "sampled: 10% of the pages; counts are the sample's x 10") || !strings.Contains(text, "% ±") {
+	if !strings.Contains(text, "sampled: 10% of the pages; counts are the sample's x 10") || !strings.Contains(text, "% (no bound)") || !regexp.MustCompile(`\d ±\d`).MatchString(text) {
 		t.Fatalf("text:\n%s", text)
 	}
 	if !regexp.MustCompile(`[+-]\d+\.\d\d pts ±\d+\.\d\d`).MatchString(text) {
