@@ -35,11 +35,19 @@ import "time"
 //     0.3%, 0.4%, then 0.5% to 2% by 0.1%, 2.25% to 3% by 0.25%, 3.5% to 5%
 //     by 0.5%, 6% to 20% by 1% (see oppRates). It includes 0.5%, 1%, 2%
 //     and 5%. r = 0 reclaims only open gaps, which cost no promotion.
-//   - paw: P over the ladder, wait = [DefaultWait], then P = inf (never
-//     reclaims).
-//   - pace: 10 x 10: P over 9 values picked evenly (by position) from the
-//     ladder, then inf; A over 10 values picked evenly from the ladder. P is
-//     the outer loop. Then P = inf, A = inf (never reclaims): 101 settings.
+//   - paw: P over 9 values picked evenly (by position) from the ladder,
+//     wait over the whole ladder, P the outer loop; then P = inf, wait =
+//     [DefaultWait] (never reclaims). 9 x 48 + 1 = 433 settings with 30 s
+//     windows. P = 0 reclaims every gap (d >= 1 always), so the P = 0 row
+//     is age over its own grid: paw's best setting is never worse than
+//     age's. (The grid once fixed wait at DefaultWait; with 30 s windows
+//     that is 2, and paw then met max_pr <= 2% on no generated trace
+//     except by never reclaiming.)
+//   - pace: P over the same 9 values, then inf, A over the whole ladder, P
+//     the outer loop; then P = inf, A = inf (never reclaims): 10 x 48 + 1 =
+//     481 settings with 30 s windows. The P = inf row is age over its own
+//     grid. (The grid once took A over 10 values only, and its best
+//     setting lost to age's on churn, mix and phases.)
 //   - lopp: theta from 0 to 1 by 0.02. theta = 1 reclaims only touches the
 //     model scores exactly 1 (a margin above about 37), in practice none.
 
@@ -154,21 +162,22 @@ func oppGrid(time.Duration) []Setting {
 }
 
 func pawGrid(window time.Duration) []Setting {
+	l := countLadder(window)
 	var out []Setting
-	wait := DefaultWait(window)
-	for _, p := range countLadder(window) {
-		out = append(out, PAW{P: p, Wait: wait})
+	for _, p := range pick(l, 9) {
+		for _, w := range l {
+			out = append(out, PAW{P: p, Wait: w})
+		}
 	}
-	return append(out, PAW{P: Inf, Wait: wait})
+	return append(out, PAW{P: Inf, Wait: DefaultWait(window)})
 }
 
 func paceGrid(window time.Duration) []Setting {
 	l := countLadder(window)
 	ps := append(append([]int(nil), pick(l, 9)...), Inf)
-	as := pick(l, 10)
 	var out []Setting
 	for _, p := range ps {
-		for _, a := range as {
+		for _, a := range l {
 			out = append(out, PACE{P: p, A: a})
 		}
 	}

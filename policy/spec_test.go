@@ -437,44 +437,67 @@ func TestDefaultGrids(t *testing.T) {
 	}
 	for _, w := range []time.Duration{time.Second, w30, 45 * time.Second} {
 		ladder := countLadder(w)
-		for _, name := range []string{"age", "vmin", "paw"} {
+		for _, name := range []string{"age", "vmin"} {
 			g := DefaultGrid(name, w)
 			if len(g) != len(ladder)+1 {
 				t.Errorf("%s grid at %v has %d settings, want the ladder's %d and inf", name, w, len(g), len(ladder))
 			}
-			var never Setting
-			switch name {
-			case "age":
-				never = AGE{Inf}
-			case "vmin":
+			var never Setting = AGE{Inf}
+			if name == "vmin" {
 				never = VMIN{Inf}
-			case "paw":
-				never = PAW{Inf, DefaultWait(w)}
 			}
 			if g[len(g)-1] != never {
 				t.Errorf("%s grid at %v ends with %v, want %v (never reclaims)", name, w, g[len(g)-1], never)
 			}
 		}
-		for _, s := range DefaultGrid("paw", w) {
-			if s.(PAW).Wait != DefaultWait(w) {
-				t.Errorf("paw grid at %v: %v, want wait=%d", w, s, DefaultWait(w))
+		// paw: 9 P values x the whole ladder of waits, P outer, then the
+		// setting that never reclaims; its P = 0 row is age's grid.
+		ps := pick(ladder, 9)
+		paw := DefaultGrid("paw", w)
+		if len(paw) != 9*len(ladder)+1 || paw[len(paw)-1] != (PAW{Inf, DefaultWait(w)}) {
+			t.Fatalf("paw grid at %v has %d settings ending %v, want 9 x %d and P=inf,wait=%d last", w, len(paw), paw[len(paw)-1], len(ladder), DefaultWait(w))
+		}
+		for i, s := range paw[:len(paw)-1] {
+			if want := (PAW{P: ps[i/len(ladder)], Wait: ladder[i%len(ladder)]}); s != want {
+				t.Errorf("paw grid at %v: setting %d is %v, want %v", w, i, s, want)
 			}
 		}
+		if ps[0] != 0 {
+			t.Errorf("paw grid at %v: first P %d, want 0 (age)", w, ps[0])
+		}
+		// pace: the same P values and inf x the whole ladder of A, P outer,
+		// then P=inf,A=inf; its P = inf row is age's grid.
 		pace := DefaultGrid("pace", w)
-		if len(pace) != 101 || pace[100] != (PACE{Inf, Inf}) {
-			t.Fatalf("pace grid at %v has %d settings, want 100 and P=inf,A=inf last", w, len(pace))
+		if len(pace) != 10*len(ladder)+1 || pace[len(pace)-1] != (PACE{Inf, Inf}) {
+			t.Fatalf("pace grid at %v has %d settings, want 10 x %d and P=inf,A=inf last", w, len(pace), len(ladder))
 		}
-		pace = pace[:100]
-		ps, as := map[int]bool{}, map[int]bool{}
-		for i, s := range pace {
-			p := s.(PACE)
-			ps[p.P], as[p.A] = true, true
-			if p.P != pace[i/10*10].(PACE).P {
-				t.Errorf("pace grid: P is not the outer loop at %d", i)
+		for i, s := range pace[:len(pace)-1] {
+			p := Inf
+			if i/len(ladder) < 9 {
+				p = ps[i/len(ladder)]
+			}
+			if want := (PACE{P: p, A: ladder[i%len(ladder)]}); s != want {
+				t.Errorf("pace grid at %v: setting %d is %v, want %v", w, i, s, want)
 			}
 		}
-		if len(ps) != 10 || len(as) != 10 || !ps[Inf] || !ps[0] || !as[0] {
-			t.Errorf("pace grid at %v: P %v, A %v", w, ps, as)
+	}
+}
+
+// TestPAWZeroIsAge: d >= 1 on every touch (Inf on a life's first), so paw
+// with P = 0 reclaims exactly when age with A = wait does: the default
+// grid's P = 0 row is age's grid (docs/policies.md).
+func TestPAWZeroIsAge(t *testing.T) {
+	for _, a := range countLadder(w30) {
+		paw, age := PAW{P: 0, Wait: a}, AGE{A: a}
+		for last := 0; last < 50; last++ {
+			for _, prior := range []int{1, 2, 3, 7, 100, Inf} {
+				for now := last; now < last+300; now++ {
+					s := &PageState{Now: now, LastTouch: last, Prior: prior}
+					if paw.Reclaim(s) != age.Reclaim(s) {
+						t.Fatalf("%v and %v differ at %+v", paw, age, *s)
+					}
+				}
+			}
 		}
 	}
 }

@@ -169,12 +169,12 @@ func TestFrontier(t *testing.T) {
 
 func TestWriteSVGs(t *testing.T) {
 	d := testReport(t)
-	paths, err := WriteSVGs(t.TempDir(), d, Options{Targets: []float64{0.02}, Settings: []string{"age:A=3", "paw:P=10,wait=2"}})
+	paths, err := WriteSVGs(t.TempDir(), d, Options{Targets: []float64{0.02}, Settings: []string{"age:A=3", "paw:P=11,wait=2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"mpc.svg", "timeline-age_A=3-pr.svg", "timeline-age_A=3-pages.svg",
-		"timeline-paw_P=10_wait=2-pr.svg", "timeline-paw_P=10_wait=2-pages.svg", "working-set.svg", "gaps.svg"}
+		"timeline-paw_P=11_wait=2-pr.svg", "timeline-paw_P=11_wait=2-pages.svg", "working-set.svg", "gaps.svg"}
 	var got []string
 	for _, p := range paths {
 		got = append(got, filepath.Base(p))

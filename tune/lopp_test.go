@@ -40,21 +40,38 @@ func loppModel(t *testing.T, cfg gen.Config) policy.Scorer {
 // evaluation windows, or its row says that no theta meets it on the
 // validation windows. Before censoring and the validation split, the scan
 // swept every 25 windows broke max_pr<=2% on every sweep (31.8%).
+//
+// Issue 26 adds every model at 20,000 pages and 240 windows (mdk gen's
+// default length; skipped with -short). There the tuned L-OPP does not hold
+// on phases: the working set's moves at windows 120 and 180, in the
+// evaluation part, cost far more than any move in the training windows, and
+// the theta chosen on validation (max_pr 0.23%) breaks the SLO on
+// evaluation (30.71%, as age, chosen on train, does: 49.12%). docs/lopp.md names the failure; the
+// case is marked breaks, and the test fails if it ever holds (so the docs
+// get updated) as well as when any other case breaks.
 func TestLOPPHoldsOnGenModels(t *testing.T) {
 	type tc struct {
-		name string
-		cfg  gen.Config
+		name   string
+		cfg    gen.Config
+		breaks bool // known to break the SLO on eval (docs/lopp.md)
 	}
 	var cases []tc
 	for _, m := range gen.Models {
 		cfg := gen.DefaultConfig
 		cfg.Model, cfg.Pages, cfg.Windows = m, 3000, 120
-		cases = append(cases, tc{m, cfg})
+		cases = append(cases, tc{m, cfg, false})
 	}
 	scan := gen.DefaultConfig
 	scan.Model, scan.Pages, scan.Windows, scan.Seed = "scan", 4000, 200, 3
 	scan.Scan.Period, scan.Scan.SweepWindows, scan.Scan.ArrayFraction = 25, 1, 0.3
-	cases = append(cases, tc{"scan period 25", scan})
+	cases = append(cases, tc{"scan period 25", scan, false})
+	if !testing.Short() {
+		for _, m := range gen.Models {
+			cfg := gen.DefaultConfig
+			cfg.Model, cfg.Pages, cfg.Windows = m, 20000, 240
+			cases = append(cases, tc{m + " 20k", cfg, m == "phases"})
+		}
+	}
 	slo, err := ParseSLO("max_pr<=2%")
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +99,10 @@ func TestLOPPHoldsOnGenModels(t *testing.T) {
 				if !strings.Contains(text.String(), "no theta meets it on both the train and the valid windows") {
 					t.Errorf("no theta found, but the table does not say why:\n%s", text.String())
 				}
-			case !ch.Eval.MeetsSLO:
+			case c.breaks && ch.Eval.MeetsSLO:
+				t.Errorf("lopp:%s meets %s on eval (%.4f), but docs/lopp.md says it breaks here: update them:\n%s",
+					ch.Params, slo, ch.Eval.Stat, text.String())
+			case !c.breaks && !ch.Eval.MeetsSLO:
 				t.Errorf("lopp:%s meets %s on the validation windows (%.4f) but not on eval (%.4f):\n%s",
 					ch.Params, slo, ch.Validation.Stat, ch.Eval.Stat, text.String())
 			}

@@ -151,14 +151,17 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every default grid (297 settings), and paw with the demo's longer
-	// waits.
-	paw, err := policy.Parse(demoPAW, trace.DefaultWindow)
-	if err != nil {
-		t.Fatal(err)
+	// Every default grid: 1061 settings (49 each for age, vmin and opp,
+	// 433 for paw, 481 for pace).
+	n := 0
+	for _, p := range policy.DefaultPolicies {
+		n += len(policy.DefaultGrid(p, trace.DefaultWindow))
 	}
-	if rows := strings.Count(string(b), "\n"); rows != 297+len(paw)+1 {
-		t.Errorf("curves.csv has %d lines, want 297 + %d settings + header", rows, len(paw))
+	if n != 1061 {
+		t.Errorf("the default grids have %d settings, want 1061", n)
+	}
+	if rows := strings.Count(string(b), "\n"); rows != n+1 {
+		t.Errorf("curves.csv has %d lines, want %d settings + header", rows, n)
 	}
 }
 

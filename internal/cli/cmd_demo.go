@@ -12,7 +12,6 @@ import (
 
 	"mdk/gen"
 	"mdk/mpc"
-	"mdk/policy"
 	"mdk/report"
 	"mdk/result"
 	"mdk/stats"
@@ -23,11 +22,6 @@ import (
 // rank, and a cold tail touched about once in the trace, so that every
 // policy shows its character (TestDemoShowsEveryPolicy).
 var demoParams = []string{"zipf.HotFraction=0.2", "zipf.HotProb=0.99", "zipf.Exponent=3", "zipf.ColdProb=0.001"}
-
-// demoPAW is paw beyond its default grid's wait of 2 windows: with longer
-// waits its prior-distance test keeps the warm pages and still takes the
-// cold ones.
-const demoPAW = "paw:P=1|2|4|8|16|32|64|inf,wait=5|10|20|40"
 
 func demoConfig(seed uint64) (gen.Config, error) {
 	cfg := gen.DefaultConfig
@@ -51,8 +45,8 @@ func newDemoCmd(e *env) *cobra.Command {
 generates a synthetic trace (mdk gen's zipf model with a hot fifth of the
 pages touched nearly every window, a warm middle and truly cold pages touched
 once or twice in 2 hours of 30 s windows; the command is printed), computes
-the memory performance curves of every policy in one pass (the default grids,
-and paw also with longer waits, where its prior-distance test shows), writes them as CSV, SVG and an HTML report (open it in a browser) into
+the memory performance curves of every policy in one pass (the default grids),
+writes them as CSV, SVG and an HTML report (open it in a browser) into
 DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 1%, 2% and 5% of max_pr.`,
 		Example: `  mdk demo
@@ -71,11 +65,6 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 			if err != nil {
 				return err
 			}
-			paw, err := policy.Parse(demoPAW, cfg.Window)
-			if err != nil {
-				return err
-			}
-			ss = append(ss, paw...)
 			fmt.Fprintf(e.stderr, "demo trace: %s --param %s (%d windows of %s)\n", cfg.Header().Source, strings.Join(demoParams, " --param "), cfg.Windows, cfg.Window)
 			rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("demo")})
 			e.endProgress()

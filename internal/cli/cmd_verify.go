@@ -29,8 +29,10 @@ not grow with the number of settings times the trace's length. It is slow on
 purpose (it visits every alive page of every window for every setting): about
 12 million alive page-windows x settings per CPU-second, so the README's trace
 (mdk gen --model mix --seed 7: 4.45 million records, 21.2 million alive
-page-windows) with every default grid (297 settings) takes about 9 CPU-minutes,
-on two cores about 5 minutes, in 622 MB (docs/bench.md). Exits 3 when the engines differ.`,
+page-windows) with the 297 settings the default grids had then took about 9
+CPU-minutes, on two cores about 5 minutes, in 622 MB (docs/bench.md); the time
+grows with the settings, and since paw and pace sweep their whole ladders
+(1061 settings) it is about 31 CPU-minutes at that rate. Exits 3 when the engines differ.`,
 		Example: `  mdk verify testdata/example.txt
   mdk verify trace.mdkt -p 'age:A=0..30' -p opp`,
 		Args: exactArgs(1),

@@ -17,7 +17,7 @@ import (
 // far below the old figure, so the test says which of the two it ran.
 func TestVerifyMemoryBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs mdk verify over 297 settings")
+		t.Skip("runs mdk verify over 1061 settings")
 	}
 	if raceEnabled {
 		t.Skip("the race detector multiplies memory use")
