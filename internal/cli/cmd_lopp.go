@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,6 +61,15 @@ leaks into the model. Then it runs lopp's default theta grid with the model
 and reports the theta that meets --slo with the most savings on the
 validation windows, which the model was not fitted on.
 
+--rate may list several label rates (--rate '2%|10%|25%|50%'): one model is
+fitted per rate and the rate is chosen like theta, on the validation
+windows: of the (rate, theta) pairs meeting --slo (default: max_pr<= the
+smallest rate) on the training and validation windows, the one with the most
+validation savings (ties: the lower statistic, then the rate listed first).
+OPP at 2% rations its budget among touches with identical histories, so
+labels at 2% are hard to learn; a looser rate labels whole classes of
+touches, and theta then sets the volume (docs/lopp.md).
+
 By default the training windows are the first half (floor(W/2) windows),
 the same default split as mdk tune, whose lopp theta is chosen on the same
 validation windows; evaluating the model with mdk tune --model on the same
@@ -71,7 +82,7 @@ trace is then on windows it has not seen.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.out, "output", "o", "", "model `FILE` to write (JSON; required)")
-	fl.StringVar(&o.rate, "rate", "2%", "OPP's target `rate` for the labels")
+	fl.StringVar(&o.rate, "rate", "2%", "OPP's target `rate` for the labels; a list (2%|10%|25%|50%) fits one model per rate and keeps the one whose theta saves most on the validation windows")
 	fl.StringVar(&o.windows, "train-windows", "", "training windows `FIRST..LAST` (inclusive; fit on the first three quarters); default: the first half")
 	fl.StringVar(&o.slo, "slo", "", "SLO `STAT<=RATE` the reported theta meets on the validation windows; default: max_pr<= --rate")
 	fl.IntVar(&o.cfg.Rounds, "rounds", o.cfg.Rounds, "boosting rounds (trees)")
@@ -89,9 +100,16 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	if err := outfile.Check(o.out); err != nil {
 		return err
 	}
-	ppm, err := policy.ParseRate(o.rate)
-	if err != nil {
-		return usagef("--rate: %v", err)
+	var ppms []int64
+	for _, part := range strings.Split(o.rate, "|") {
+		ppm, err := policy.ParseRate(strings.TrimSpace(part))
+		if err != nil {
+			return usagef("--rate: %v", err)
+		}
+		if slices.Contains(ppms, ppm) {
+			return usagef("--rate: %s listed twice", policy.FormatRate(ppm))
+		}
+		ppms = append(ppms, ppm)
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return usageError{err}
@@ -103,7 +121,7 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	defer c.Close()
 	sloText := o.slo
 	if sloText == "" {
-		sloText = "max_pr<=" + policy.FormatRate(ppm)
+		sloText = "max_pr<=" + policy.FormatRate(slices.Min(ppms))
 	}
 	slo, err := tune.ParseSLO(sloText)
 	if err != nil {
@@ -132,20 +150,79 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	if !ok {
 		return usagef("--train-windows %s: need at least 2 windows (fit and validation)", rg)
 	}
+	// One model per label rate, each with its theta chosen on the
+	// validation windows; the pair with the most validation savings wins
+	// (ties: the lower validation statistic, then the rate listed first).
+	// Only the best model so far is kept.
+	var (
+		best       *gbdt.Model
+		bestChoice tune.Choice
+		bestPPM    int64
+	)
+	for i, ppm := range ppms {
+		if i > 0 { // the first pass read r; every later one reads the trace again
+			if r, c, err = e.openTrace(path); err != nil {
+				return err
+			}
+			defer c.Close()
+		}
+		m, choice, err := loppTrainRate(e, o, path, r, ppm, slo, rg, fit, val, len(ppms) > 1)
+		if err != nil {
+			return err
+		}
+		if best == nil || choice.Found && (!bestChoice.Found || better(choice, bestChoice)) {
+			// The first rate's model stands until a rate has a theta
+			// meeting the SLO: with none, it is the one written.
+			best, bestChoice, bestPPM = m, choice, ppm
+		}
+	}
+	switch {
+	case len(ppms) > 1 && !bestChoice.Found:
+		fmt.Fprintf(e.stdout, "no label rate of %d has a theta meeting %s on both; writing the model of opp:r=%s\n", len(ppms), slo, policy.FormatRate(bestPPM))
+	case len(ppms) > 1:
+		fmt.Fprintf(e.stdout, "label rate chosen on validation windows %s: opp:r=%s, lopp:%s (savings %.2f%% there)\n",
+			val, policy.FormatRate(bestPPM), bestChoice.Params, 100*bestChoice.Validation.Savings)
+	}
+	if err := best.SaveFile(o.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s\n", o.out)
+	return nil
+}
+
+// better reports whether the validation metrics of a beat those of b:
+// more savings, then a lower statistic.
+func better(a, b tune.Choice) bool {
+	if a.Validation.Savings != b.Validation.Savings {
+		return a.Validation.Savings > b.Validation.Savings
+	}
+	return a.Validation.Stat < b.Validation.Stat
+}
+
+// loppTrainRate fits one model on the fit windows with labels by OPP at ppm
+// and chooses its theta on the validation windows. With several rates each
+// report line is prefixed by the rate.
+func loppTrainRate(e *env, o loppTrainOptions, path string, r trace.Reader, ppm int64, slo tune.SLO, rg, fit, val tune.Range, several bool) (*gbdt.Model, tune.Choice, error) {
 	span := lopp.Span{From: fit.First, To: fit.Last + 1}
 	d, err := lopp.Dataset(r, ppm, span)
 	if err != nil {
-		return err
+		return nil, tune.Choice{}, err
 	}
 	x, y := d.Labelled()
 	if len(y) == 0 {
-		return fmt.Errorf("%s: no touch with a known label in fit windows %s", path, fit)
+		return nil, tune.Choice{}, fmt.Errorf("%s: no touch with a known label in fit windows %s", path, fit)
 	}
-	o.cfg.Progress = e.progressOf("lopp train", "round")
+	nCensored := d.NumCensored()
+	d = nil // the rows are in x and y now
+	what := "lopp train"
+	if several {
+		what += " rate " + policy.FormatRate(ppm)
+	}
+	o.cfg.Progress = e.progressOf(what, "round")
 	m, err := gbdt.Train(x, lopp.NumFeatures, y, o.cfg)
 	e.endProgress()
 	if err != nil {
-		return err
+		return nil, tune.Choice{}, err
 	}
 	right := 0
 	for i := range y {
@@ -156,19 +233,16 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	// theta on the validation windows: a second pass over the trace.
 	r2, c2, err := e.openTrace(path)
 	if err != nil {
-		return err
+		return nil, tune.Choice{}, err
 	}
 	defer c2.Close()
 	ss := policy.DefaultGrid("lopp", r2.Header().Window)
 	if err := policy.AttachModel(ss, m); err != nil {
-		return err
+		return nil, tune.Choice{}, err
 	}
 	choice, err := tune.ChooseTheta(e.ctx, r2, ss, slo, rg, val)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := m.SaveFile(o.out); err != nil {
-		return err
+		return nil, tune.Choice{}, fmt.Errorf("%s: %w", path, err)
 	}
 	pos := 0
 	for _, v := range y {
@@ -176,18 +250,21 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 			pos++
 		}
 	}
-	fmt.Fprintf(e.stdout, "fitted on windows %s of %s: %d touches, %d labelled reclaimed by opp:r=%s, %d left out as censored (gap open at the end of the windows read)\n",
-		fit, path, len(y), pos, policy.FormatRate(ppm), d.NumCensored())
-	fmt.Fprintf(e.stdout, "training accuracy %.2f%% (%d trees of depth %d)\n",
-		100*float64(right)/float64(len(y)), o.cfg.Rounds, o.cfg.MaxDepth)
+	pre := ""
+	if several {
+		pre = "rate " + policy.FormatRate(ppm) + ": "
+	}
+	fmt.Fprintf(e.stdout, "%sfitted on windows %s of %s: %d touches, %d labelled reclaimed by opp:r=%s, %d left out as censored (gap open at the end of the windows read)\n",
+		pre, fit, path, len(y), pos, policy.FormatRate(ppm), nCensored)
+	fmt.Fprintf(e.stdout, "%straining accuracy %.2f%% (%d trees of depth %d)\n",
+		pre, 100*float64(right)/float64(len(y)), o.cfg.Rounds, o.cfg.MaxDepth)
 	st := string(slo.Stat)
 	if choice.Found {
-		fmt.Fprintf(e.stdout, "theta chosen on validation windows %s (not fitted on): lopp:%s, %s %.2f%%, savings %.2f%% there (training windows %s: %s %.2f%%, savings %.2f%%; best of %d thetas meeting %s on both)\n",
-			val, choice.Params, st, 100*choice.Validation.Stat, 100*choice.Validation.Savings,
+		fmt.Fprintf(e.stdout, "%stheta chosen on validation windows %s (not fitted on): lopp:%s, %s %.2f%%, savings %.2f%% there (training windows %s: %s %.2f%%, savings %.2f%%; best of %d thetas meeting %s on both)\n",
+			pre, val, choice.Params, st, 100*choice.Validation.Stat, 100*choice.Validation.Savings,
 			rg, st, 100*choice.Train.Stat, 100*choice.Train.Savings, choice.Settings, slo)
 	} else {
-		fmt.Fprintf(e.stdout, "no theta of %d meets %s on both the training windows %s and their validation windows %s\n", choice.Settings, slo, rg, val)
+		fmt.Fprintf(e.stdout, "%sno theta of %d meets %s on both the training windows %s and their validation windows %s\n", pre, choice.Settings, slo, rg, val)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s\n", o.out)
-	return nil
+	return m, choice, nil
 }
