@@ -17,14 +17,7 @@ import (
 func TestLOPPTrainValidation(t *testing.T) {
 	d := t.TempDir()
 	tr := filepath.Join(d, "scan.mdkt")
-	run := func(args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := Run(context.Background(), args, strings.NewReader(""), &out, &errb); code != ExitOK {
-			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
-		}
-		return out.String()
-	}
+	run := func(args ...string) string { t.Helper(); return runOK(t, args...) }
 	run("gen", "--model", "scan", "--pages", "2000", "--windows", "120", "-o", tr)
 	out := run("lopp", "train", tr, "--rounds", "5", "-o", filepath.Join(d, "m.json"))
 	for _, re := range []string{
@@ -48,14 +41,7 @@ func TestLOPPTrainValidation(t *testing.T) {
 func TestLOPPTrainRates(t *testing.T) {
 	d := t.TempDir()
 	tr := filepath.Join(d, "scan.mdkt")
-	run := func(args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := Run(context.Background(), args, strings.NewReader(""), &out, &errb); code != ExitOK {
-			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
-		}
-		return out.String()
-	}
+	run := func(args ...string) string { t.Helper(); return runOK(t, args...) }
 	run("gen", "--model", "scan", "--pages", "2000", "--windows", "120", "-o", tr)
 	m1, m2 := filepath.Join(d, "m1.json"), filepath.Join(d, "m2.json")
 	out := run("lopp", "train", tr, "--rounds", "5", "--rate", "2%|25%|50%", "-o", m1)
@@ -111,4 +97,15 @@ func TestLOPPTrainRates(t *testing.T) {
 	if code := Run(context.Background(), []string{"lopp", "train", tr, "--rate", "2%|0.02", "-o", m3}, strings.NewReader(""), &out2, &errb); code != ExitUsage || !strings.Contains(errb.String(), "2% listed twice") {
 		t.Errorf("--rate 2%%|0.02: exit %d, %q; want a usage error naming the repeat", code, errb.String())
 	}
+}
+
+// runOK runs mdk with args and returns its standard output; it fails the
+// test unless mdk exits 0.
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), args, strings.NewReader(""), &out, &errb); code != ExitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+	}
+	return out.String()
 }
