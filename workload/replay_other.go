@@ -3,14 +3,15 @@
 package workload
 
 import (
-	"errors"
+	"fmt"
 	"io"
 
+	"mdk/linux"
 	"mdk/trace"
 )
 
-// ErrNotSupported is returned by Replay on systems other than Linux.
-var ErrNotSupported = errors.New("workload: replay is supported on Linux only")
-
-// Replay returns ErrNotSupported.
-func Replay(t *trace.Trace, opt Options, in io.Reader, out io.Writer) error { return ErrNotSupported }
+// Replay returns an error wrapping linux.ErrNotSupported: the replay maps
+// and touches pages with Linux's calls.
+func Replay(t *trace.Trace, opt Options, in io.Reader, out io.Writer) error {
+	return fmt.Errorf("workload: replay: %w", linux.Supported())
+}
