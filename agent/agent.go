@@ -135,6 +135,9 @@ func Run(ctx context.Context, tr Tracker, opt Options) (sum Summary, err error) 
 	if a.ctl = opt.Controller; a.ctl == nil {
 		a.ctl = FixedSetting(opt.Setting, fut)
 	}
+	if c, ok := a.ctl.(*Controlled); ok {
+		c.start(tr.Header())
+	}
 	if fut != nil {
 		a.gaps = sim.TraceGaps(fut)
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"mdk/policy"
 	"mdk/result"
 	"mdk/sim"
+	"mdk/trace"
 )
 
 // WindowDiff is one window of the side-by-side: predicted beside measured,
@@ -78,6 +80,29 @@ type Comparison struct {
 // the trace the agent observed, and sets the prediction beside what the
 // agent measured, window by window.
 func Compare(dir string, s policy.Setting) (*Comparison, error) {
+	return compare(dir, func(t *trace.Trace) (*result.Result, []int64, error) {
+		decided := make([]int64, len(t.Windows))
+		pred := sim.RunObserved(t, s, func(_ uint32, _, at int) { decided[at]++ })
+		return pred, decided, nil
+	})
+}
+
+// CompareControlled is [Compare] for a run decided by a controller
+// ([Controlled]): the prediction is sim.RunControlled of c on the observed
+// trace.
+func CompareControlled(dir string, c policy.Controller) (*Comparison, error) {
+	return compare(dir, func(t *trace.Trace) (*result.Result, []int64, error) {
+		run, err := sim.RunControlled(context.Background(), t, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run.Result, run.Decided, nil
+	})
+}
+
+// compare is Compare with the prediction and the pages decided per window
+// made by predict from the observed trace.
+func compare(dir string, predict func(t *trace.Trace) (*result.Result, []int64, error)) (*Comparison, error) {
 	run, err := ReadRun(dir)
 	if err != nil {
 		return nil, err
@@ -85,8 +110,10 @@ func Compare(dir string, s policy.Setting) (*Comparison, error) {
 	info, t, rows, skips := run.Info, run.Trace, run.Rows, run.skips
 	W := len(t.Windows)
 
-	decided := make([]int64, W)
-	pred := sim.RunObserved(t, s, func(_ uint32, _, at int) { decided[at]++ })
+	pred, decided, err := predict(t)
+	if err != nil {
+		return nil, err
+	}
 	cmp := &Comparison{Info: info, Predicted: pred, Causes: map[string]int64{}}
 	meas := &result.Result{
 		Policy: pred.Policy, Params: pred.Params, PageSize: pred.PageSize,

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"mdk/linux"
@@ -25,6 +27,11 @@ type Metrics struct {
 	syscalls  prometheus.Counter
 	scanned   prometheus.Counter
 	touchRate prometheus.Gauge
+	// Under a controller (a setting label "auto:..."): its switches and
+	// the setting in force (a gauge of 1 labelled with it).
+	controlled bool
+	switches   prometheus.Counter
+	current    *prometheus.GaugeVec
 }
 
 // NewMetrics returns the agent's metrics, labelled with the setting.
@@ -36,7 +43,7 @@ func NewMetrics(setting string) *Metrics {
 	c := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "mdk", Subsystem: "agent", Name: name, Help: help, ConstLabels: l})
 	}
-	return &Metrics{
+	m := &Metrics{
 		window: g("window", "Index of the last completed window."),
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "mdk", Subsystem: "agent", Name: "pages_total",
 			Help: "Pages by what became of them: decided, reclaimed, out (confirmed), refused, skipped_<cause>.", ConstLabels: l}, []string{"what"}),
@@ -55,6 +62,12 @@ func NewMetrics(setting string) *Metrics {
 		scanned:   c("pages_scanned_total", "Pagemap entries read."),
 		touchRate: g("workload_touches_per_second", "The replay workload's touches per second in the last window."),
 	}
+	if m.controlled = strings.HasPrefix(setting, "auto:"); m.controlled {
+		m.switches = c("switches_total", "Switches of the controller's setting.")
+		m.current = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "mdk", Subsystem: "agent", Name: "current_setting",
+			Help: "The setting the controller has in force (1 for it).", ConstLabels: l}, []string{"current"})
+	}
+	return m
 }
 
 // Register registers every metric with r.
@@ -65,11 +78,25 @@ func (m *Metrics) Register(r prometheus.Registerer) error {
 			return err
 		}
 	}
+	if m.controlled {
+		for _, c := range []prometheus.Collector{m.switches, m.current} {
+			if err := r.Register(c); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
 func (m *Metrics) observe(r *Row) {
 	m.window.Set(float64(r.Window))
+	if m.controlled && r.Setting != "" {
+		if r.Switched {
+			m.switches.Inc()
+		}
+		m.current.Reset()
+		m.current.WithLabelValues(r.Setting).Set(1)
+	}
 	for what, n := range map[string]int64{
 		"decided": r.Decided, "reclaimed": r.Reclaimed, "out": r.Out, "refused": r.Refused,
 		"skipped_dry": r.SkippedDry, "skipped_slo": r.SkippedSLO, "skipped_psi": r.SkippedPSI,

@@ -4,6 +4,7 @@ package agent
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"mdk/policy"
 	"mdk/sim"
 	"mdk/trace"
+	"mdk/tune"
 	"mdk/workload"
 )
 
@@ -317,5 +319,71 @@ func TestReplayCgroupRefaults(t *testing.T) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestReplayAutoEqualsSimulator runs mdk's auto controller for real on the
+// replay workload (zram swap, 1 s windows) and checks the replay tracker's
+// exactness standard: in every window the agent decides the simulator's
+// pages (sim.RunControlled on the observed trace) and measures its
+// promotions and saved page-windows, and measured.csv's setting column is
+// the simulator's setting of every window, with its switches.
+func TestReplayAutoEqualsSimulator(t *testing.T) {
+	testutil.SetupZram(t, 256<<20)
+	const window = time.Second
+	dir := t.TempDir()
+	tr, path := genTrace(t, dir, window)
+	a, err := tune.ParseAuto("auto:age,A=0..4,slo=max_pr<=20%,history=4,every=2,margin=0%", window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.RunControlled(context.Background(), tr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Switches) == 0 {
+		t.Fatal("the controller never switches on the workload: the test exercises nothing")
+	}
+	run := filepath.Join(dir, "auto")
+	ctl := NewControlled(a)
+	opt := DefaultOptions
+	opt.Setting, opt.Controller, opt.Window, opt.Dir = ctl.Setting(), ctl, window, run
+	opt.PSIThreshold = 0 // other tests on this machine may press its memory
+	sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Windows != len(tr.Windows) {
+		t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
+	}
+	c, err := CompareControlled(run, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExact(t, c, run)
+	f, err := os.Open(filepath.Join(run, MeasuredFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := recs[0]
+	if head[len(head)-2] != "setting" || head[len(head)-1] != "switch" {
+		t.Fatalf("measured.csv ends with %v, want setting, switch", head[len(head)-2:])
+	}
+	switches := 0
+	for w, rec := range recs[1:] {
+		if got := rec[len(rec)-2]; got != want.Settings[w] {
+			t.Errorf("window %d: setting %s, the simulator's %s", w, got, want.Settings[w])
+		}
+		if rec[len(rec)-1] == "1" {
+			switches++
+		}
+	}
+	if switches != len(want.Switches) || len(ctl.Switches) != len(want.Switches) {
+		t.Errorf("%d switches in measured.csv, %d in the run, the simulator %d", switches, len(ctl.Switches), len(want.Switches))
 	}
 }

@@ -68,6 +68,13 @@ type Row struct {
 	TouchMaxNS    int64   `json:"touch_max_ns"`
 	SlowTouches   int64   `json:"slow_touches"`
 	SlowNS        int64   `json:"slow_ns"`
+
+	// Under a controller ([Controlled]): the setting in force at this
+	// window's scan point, and whether the controller switched to it
+	// there; measured.csv's last columns (setting, switch) and the JSON
+	// line's last keys, absent with a fixed setting.
+	Setting  string `json:"setting,omitempty"`
+	Switched bool   `json:"switch,omitempty"`
 }
 
 type col struct {
@@ -230,6 +237,10 @@ func (r *Row) MarshalJSON() ([]byte, error) {
 		} else {
 			b = strconv.AppendInt(b, *c.i, 10)
 		}
+	}
+	if r.Setting != "" {
+		b = append(strconv.AppendQuote(append(b, `,"setting":`...), r.Setting), `,"switch":`...)
+		b = strconv.AppendBool(b, r.Switched)
 	}
 	return append(b, '}'), nil
 }

@@ -22,6 +22,9 @@ type runFiles struct {
 	csv     *csv.Writer
 	skipped *csv.Writer
 	meta    RunInfo
+	// controlled: a policy.Controller decides; measured.csv ends with the
+	// setting and switch columns.
+	controlled bool
 }
 
 // RunInfo is run.json: what compare needs to repeat the setting.
@@ -81,7 +84,12 @@ func newRunFiles(opt Options, tracker string, h trace.Header, targets []int) (*r
 	}
 	rf.csv = csv.NewWriter(mf)
 	rf.skipped = csv.NewWriter(sf)
-	if err := rf.csv.Write(Columns()); err != nil {
+	head := Columns()
+	if _, ok := opt.Controller.(*Controlled); ok {
+		rf.controlled = true
+		head = append(head, "setting", "switch")
+	}
+	if err := rf.csv.Write(head); err != nil {
 		rf.abort()
 		return nil, err
 	}
@@ -101,7 +109,15 @@ func (rf *runFiles) write(win *trace.Window, row *Row, skipped []skip) error {
 	if err := rf.tw.WriteWindow(win); err != nil {
 		return fmt.Errorf("write %s: %w", TraceFile, err)
 	}
-	if err := rf.csv.Write(row.csvRecord()); err != nil {
+	rec := row.csvRecord()
+	if rf.controlled {
+		sw := "0"
+		if row.Switched {
+			sw = "1"
+		}
+		rec = append(rec, row.Setting, sw)
+	}
+	if err := rf.csv.Write(rec); err != nil {
 		return fmt.Errorf("write %s: %w", MeasuredFile, err)
 	}
 	rf.csv.Flush()

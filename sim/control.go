@@ -21,6 +21,8 @@ type Controlled struct {
 	// Run is the controller's run, for what it records of itself (auto's
 	// retunes).
 	Run policy.ControlRun
+	// Decided counts the pages reclaimed at the end of each window.
+	Decided []int64
 }
 
 // RunControlled simulates controller c on trace t, window by window
@@ -47,7 +49,7 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 		SavedPerWindow: make([]int64, W),
 		AlivePerWindow: make([]int64, W),
 	}
-	out := &Controlled{Result: res, Settings: make([]string, W)}
+	out := &Controlled{Result: res, Settings: make([]string, W), Decided: make([]int64, W)}
 	run := c.NewRun(t.Header)
 	out.Run = run
 	cur := run.Start()
@@ -106,6 +108,7 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 			st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior, Features: p.Features}
 			if d, ok := cur.Due(&st); ok && k-p.Last >= d {
 				resident[id] = false
+				out.Decided[k]++
 			}
 		}
 		// 6. Frees end lives after this window.

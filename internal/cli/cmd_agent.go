@@ -22,6 +22,7 @@ import (
 	"mdk/policy"
 	"mdk/report"
 	"mdk/trace"
+	"mdk/tune"
 )
 
 type agentOptions struct {
@@ -78,6 +79,15 @@ accessed; its aggregation interval is the window and keeps the agent's
 clock); it starts a kdamond only when one is free and never takes over a
 kdamond it did not start: when every kdamond is busy it refuses, having
 written nothing.
+
+--policy may be a controller, 'auto:BASE,slo=STAT<=RATE,...' (docs/policies.md,
+"Controllers"; a promotion-rate SLO): at every window's end it is handed the
+window and its measured outcome, names the setting in force from that scan
+point on (retuning on the windows seen so far), and the agent decides with
+it. measured.csv then ends with the columns setting and switch, the JSON
+lines with the keys setting and switch, and the metrics add
+mdk_agent_switches_total and mdk_agent_current_setting; mdk agent compare
+predicts with the same controller in the simulator.
 
 RUN is a directory: its parent must exist, and a directory that already
 holds a run is refused unless --force (which replaces the run's files at the
@@ -197,8 +207,16 @@ func runAgent(e *env, o agentOptions) error {
 			return fmt.Errorf("--log: %w", err)
 		}
 	}
-	ss, err := parseSpecs([]string{o.spec}, o.window, o.model)
-	if err != nil {
+	var ss []policy.Setting
+	var ctl *agent.Controlled
+	if tune.IsController(o.spec) {
+		a, err := parseAgentAuto(o.spec, o.window, o.model)
+		if err != nil {
+			return err
+		}
+		ctl = agent.NewControlled(a)
+		ss = []policy.Setting{ctl.Setting()}
+	} else if ss, err = parseSpecs([]string{o.spec}, o.window, o.model); err != nil {
 		return err
 	}
 	if len(ss) != 1 {
@@ -206,6 +224,9 @@ func runAgent(e *env, o agentOptions) error {
 	}
 	fsys := linux.NewFS(o.proc, o.sys)
 	opt := agent.DefaultOptions
+	if ctl != nil {
+		opt.Controller = ctl
+	}
 	opt.Setting, opt.Window, opt.DryRun, opt.MaxPages = ss[0], o.window, o.dryRun, o.maxPages
 	opt.PSIThreshold, opt.PSIPath, opt.SLO, opt.SLOWindows = o.psi, o.psiFile, o.slo, o.sloWindows
 	opt.SwapFloorBytes, opt.Model, opt.FS, opt.Dir, opt.Force = swapFloor, o.model, fsys, o.out, o.force
@@ -386,6 +407,13 @@ func compareRun(dir, model string) (*agent.Comparison, error) {
 			return nil, fmt.Errorf("%s: model %s: %w", meta, info.Model, errors.Unwrap(err))
 		}
 	}
+	if tune.IsController(info.Setting) {
+		a, err := parseAgentAuto(info.Setting, info.WindowLength(), info.Model)
+		if err != nil {
+			return nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)
+		}
+		return agent.CompareControlled(dir, a)
+	}
 	ss, err := policy.Parse(info.Setting, info.WindowLength())
 	if err == nil && len(ss) != 1 {
 		err = fmt.Errorf("%d settings, a run has one", len(ss))
@@ -433,4 +461,17 @@ func agentView(dir string, c *agent.Comparison) *report.AgentRun {
 		{"savings", f(p.Savings()), f(m.Savings())},
 	}
 	return a
+}
+
+// parseAgentAuto parses an auto controller for the agent. A slowdown SLO
+// is refused: run.json does not record a tier for compare to repeat it.
+func parseAgentAuto(spec string, window time.Duration, model string) (*tune.Auto, error) {
+	a, err := tune.ParseAuto(spec, window)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if a.SLO.IsTier() {
+		return nil, usagef("--policy %s: the agent's auto takes a promotion-rate SLO (max_pr, p99_pr, p98_pr, mean_pr), not the tier model's slowdown", spec)
+	}
+	return parseAuto(spec, window, "", model)
 }
