@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"syscall"
 
 	"mdk/linux"
 )
@@ -25,10 +24,9 @@ func Available() (n int64, ok bool) {
 	if v, found := kernel.MemAvailable(); found {
 		n, ok = v, true
 	}
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < math.MaxInt64 {
+	if lim, found := addressSpaceLimit(); found {
 		used, _ := kernel.SelfRSS()
-		n, ok = min(n, (int64(rl.Cur)-used)/2), true
+		n, ok = min(n, (lim-used)/2), true
 	}
 	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
 		used, _ := kernel.SelfRSS()

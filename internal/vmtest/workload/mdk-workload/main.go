@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command mdk-workload is the workload of the guest recording tests: see
 // package mdk/internal/vmtest/workload.
 //
