@@ -69,22 +69,13 @@ func (c Config) Compile() (*Plan, error) {
 		}
 		p.SLO = &slo
 	}
-	specs := c.Policies
-	if len(specs) == 0 {
-		specs = policy.DefaultPolicies
+	ss, err := policy.ParseSpecs(c.Policies, c.Window, policy.SpecOptions{})
+	if errors.Is(err, policy.ErrNoModel) {
+		return nil, errors.New("fleet: lopp is not supported (it needs a model on every worker); use mdk mpc or mdk tune with --model")
+	} else if err != nil {
+		return nil, err
 	}
-	for _, s := range specs {
-		ss, err := policy.Parse(s, c.Window)
-		if err != nil {
-			return nil, err
-		}
-		p.Settings = append(p.Settings, ss...)
-	}
-	for _, s := range p.Settings {
-		if s.Policy() == "lopp" {
-			return nil, errors.New("fleet: lopp is not supported (it needs a model on every worker); use mdk mpc or mdk tune with --model")
-		}
-	}
+	p.Settings = ss
 	p.Names, p.Groups = result.ByPolicy(len(p.Settings), func(i int) string { return p.Settings[i].Policy() })
 	if len(p.Settings) == 0 {
 		return nil, errors.New("fleet: no policy settings")

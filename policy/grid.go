@@ -50,6 +50,15 @@ import "time"
 //     setting lost to age's on churn, mix and phases.)
 //   - lopp: theta from 0 to 1 by 0.02. theta = 1 reclaims only touches the
 //     model scores exactly 1 (a margin above about 37), in practice none.
+//
+// The wide grids ([WideGrid]) are for an axis or an SLO that is not a
+// promotion rate (a tier's slowdown). There the other policies' grids reach
+// far beyond a 20% promotion rate (age:A=0 reclaims every gap), and opp's
+// default grid, which stops at r = 20%, would make OPP's best a setting any
+// aggressive policy beats. So opp's wide grid is its default grid followed
+// by 25% to 100% by 5% (65 settings): r = 100% reclaims every gap with
+// g >= 1 (every closed gap ending in a window is one of its accesses), the
+// most any policy saves. Every other policy's wide grid is its default grid.
 
 // DefaultPolicies are the policies run when no spec is given (mdk mpc, mdk
 // tune, mdk report, a fleet), each over its default grid. lopp is not among
@@ -118,6 +127,19 @@ func pick(vals []int, k int) []int {
 	out := make([]int, k)
 	for i := range out {
 		out[i] = vals[i*(len(vals)-1)/(k-1)]
+	}
+	return out
+}
+
+// WideGrid returns the wide grid of the policy called name (see above):
+// opp's default grid continued to r = 100%, every other policy's default
+// grid; nil if there is no such policy.
+func WideGrid(name string, window time.Duration) []Setting {
+	out := DefaultGrid(name, window)
+	if name == "opp" && out != nil {
+		for r := int64(250000); r <= MaxPPM; r += 50000 {
+			out = append(out, OPP{PPM: r})
+		}
 	}
 	return out
 }

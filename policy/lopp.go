@@ -85,7 +85,7 @@ func AttachModel(ss []Setting, m Scorer) error {
 			continue
 		}
 		if m == nil {
-			return fmt.Errorf("policy lopp needs a model: give one with --model FILE (train it with mdk lopp train)")
+			return fmt.Errorf("%w: give one with --model FILE (train it with mdk lopp train)", ErrNoModel)
 		}
 		l.Model = m
 		if err := l.Validate(); err != nil {

@@ -137,6 +137,7 @@ type page struct {
 // terminal table (tune.WriteText).
 type tuneView struct {
 	SLO, Stat, Bound   string
+	Claim              template.HTML // what the yardstick is (tune.SLO.YardstickClaim: a constant text)
 	Train, Valid, Eval partView
 	Rows               []tune.Choice
 	OPP                *tune.Yardstick
@@ -157,7 +158,7 @@ func newTuneView(r *tune.Report) *tuneView {
 		return v
 	}
 	return &tuneView{
-		SLO: r.SLO.String(), Stat: string(r.SLO.Stat), Bound: policy.FormatRate(r.SLO.PPM),
+		SLO: r.SLO.String(), Stat: string(r.SLO.Stat), Bound: policy.FormatRate(r.SLO.PPM), Claim: template.HTML(r.SLO.YardstickClaim()),
 		Train: part(r.Train), Valid: part(r.Validation), Eval: part(r.Eval), Rows: r.Policies, OPP: r.OPP, Warnings: r.Warnings,
 	}
 }

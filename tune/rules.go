@@ -25,11 +25,13 @@ func DefaultWindowSplit(name string, w int) (train, eval Range, err error) {
 }
 
 // YardstickSettings returns the OPP settings Run adds for its yardstick:
-// OPP's default grid and OPP at the SLO's bound (the grid alone for an SLO
-// on a tier metric, whose bound is not a promotion rate).
+// OPP's default grid and OPP at the SLO's bound; for an SLO on a tier
+// metric, whose bound is not a promotion rate, OPP's wide grid alone
+// ([policy.WideGrid], up to r = 100%: as far as every other policy's grid
+// reaches on the slowdown).
 func YardstickSettings(window time.Duration, slo SLO) []policy.Setting {
 	if slo.IsTier() {
-		return policy.DefaultGrid("opp", window)
+		return policy.WideGrid("opp", window)
 	}
 	return append(policy.DefaultGrid("opp", window), policy.OPP{PPM: slo.PPM})
 }
@@ -50,6 +52,9 @@ func (s SLO) Choose(settings []policy.Setting, yard int, train, eval func(k int)
 	}
 	if k := s.bestIndex(yidx, eval); k >= 0 {
 		opp = &Yardstick{Params: settings[k].Params(), Settings: len(yidx), Eval: s.Measure(eval(k)), Note: YardstickNote}
+		if s.IsTier() {
+			opp.Note = YardstickNoteTier
+		}
 	}
 	names, groups := result.ByPolicy(yard, func(k int) string { return settings[k].Policy() })
 	var choices []Choice

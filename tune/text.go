@@ -69,8 +69,8 @@ func WriteText(w io.Writer, rep *Report) error {
 	tw.Flush()
 	b.WriteString("\n")
 	if y := rep.OPP; y != nil {
-		fmt.Fprintf(&b, "Yardstick: opp:%s, best of %d OPP settings chosen on the eval part itself (an oracle's optimum there, not a tuned setting): eval %s %s, eval savings %s.\n",
-			y.Params, y.Settings, st, stat(y.Eval), pctErr(y.Eval, false))
+		fmt.Fprintf(&b, "Yardstick: opp:%s, best of %d OPP settings chosen on the eval part itself (%s): eval %s %s, eval savings %s.\n",
+			y.Params, y.Settings, rep.SLO.YardstickClaim(), st, stat(y.Eval), pctErr(y.Eval, false))
 	} else {
 		fmt.Fprintf(&b, "Yardstick: no OPP setting meets %s on the eval part.\n", rep.SLO)
 	}

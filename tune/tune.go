@@ -147,8 +147,25 @@ type Yardstick struct {
 	Note     string   `json:"note"`
 }
 
-// YardstickNote says what the yardstick is.
-const YardstickNote = "OPP (an oracle) with its best setting chosen on the evaluation part itself: the optimum there, not a tuned setting"
+// YardstickNote says what the yardstick is; YardstickNoteTier says it for
+// an SLO on a tier metric, where OPP (whose budget is a promotion rate in
+// every window) is a reference but not a bound: a policy that spends its
+// promotions unevenly over the windows can beat it at the same slowdown.
+const (
+	YardstickNote     = "OPP (an oracle) with its best setting chosen on the evaluation part itself: the optimum there, not a tuned setting"
+	YardstickNoteTier = "OPP (an oracle) over its wide grid (r up to 100%) with its best setting chosen on the evaluation part itself: " +
+		"the optimum for a promotion-rate budget in every window, a reference but not a bound on the slowdown; not a tuned setting"
+)
+
+// YardstickClaim is what the text and HTML reports say the yardstick is,
+// in parentheses after it: an oracle's optimum, or for an SLO on a tier
+// metric a reference but not a bound (YardstickNoteTier).
+func (s SLO) YardstickClaim() string {
+	if s.IsTier() {
+		return "an oracle: the optimum for a promotion-rate budget in every window, a reference but not a bound on the slowdown; not a tuned setting"
+	}
+	return "an oracle's optimum there, not a tuned setting"
+}
 
 // Duration is a time.Duration that encodes to JSON as a string ("30s").
 type Duration time.Duration
@@ -337,28 +354,23 @@ func reuseWarnings(ins []*input, cfg Config) []string {
 	return warnings
 }
 
-// parseSettings parses cfg's policy specs (policy.DefaultPolicies if none)
-// and attaches L-OPP's model.
+// parseSettings parses cfg's policy specs ([policy.ParseSpecs]: the
+// default policies if none, and lopp with a model), each bare name over its
+// wide grid when the SLO is on a tier metric ([policy.WideGrid]: OPP then
+// reaches what the other policies' grids reach on the slowdown). Controller
+// specs (auto:...) are parseControllers'; a list of controllers only has no
+// settings.
 func parseSettings(cfg Config, window time.Duration) ([]policy.Setting, error) {
-	specs := cfg.Policies
-	if len(specs) == 0 {
-		specs = policy.DefaultPolicies
-	}
-	var settings []policy.Setting
-	for _, s := range specs {
-		if IsController(s) {
-			continue // parseControllers
+	var specs []string
+	for _, s := range cfg.Policies {
+		if !IsController(s) { // parseControllers
+			specs = append(specs, s)
 		}
-		ss, err := policy.Parse(s, window)
-		if err != nil {
-			return nil, err
-		}
-		settings = append(settings, ss...)
 	}
-	if err := policy.AttachModel(settings, cfg.Model); err != nil {
-		return nil, err
+	if len(specs) == 0 && len(cfg.Policies) > 0 {
+		return nil, nil // controllers only
 	}
-	return settings, nil
+	return policy.ParseSpecs(specs, window, policy.SpecOptions{Model: cfg.Model, Wide: cfg.SLO.IsTier()})
 }
 
 // parseControllers parses the controller specs among cfg's policy specs,

@@ -84,13 +84,9 @@ type Sums struct {
 // Compute returns, for each setting of specs (parsed with window), the sums
 // over the traces that open and run; and the paths that fail.
 func Compute(paths []string, specs []string, window time.Duration, slo *tune.SLO) (sums []Sums, failed []string, err error) {
-	var settings []policy.Setting
-	for _, s := range specs {
-		ss, err := policy.Parse(s, window)
-		if err != nil {
-			return nil, nil, err
-		}
-		settings = append(settings, ss...)
+	settings, err := policy.ParseSpecs(specs, window, policy.SpecOptions{})
+	if err != nil {
+		return nil, nil, err
 	}
 	sums = make([]Sums, len(settings))
 	for i := range sums {

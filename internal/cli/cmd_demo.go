@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +62,7 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 				return err
 			}
 			r := gen.NewReader(cfg)
-			ss, err := parseSpecs(nil, cfg.Window, "")
+			ss, err := policy.ParseSpecs(append(slices.Clone(policy.DefaultPolicies), demoPAW), cfg.Window, policy.SpecOptions{})
 			if err != nil {
 				return err
 			}

@@ -107,7 +107,8 @@ func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Du
 	}
 	var ss []policy.Setting
 	if len(specs) > 0 || len(autos) == 0 {
-		if ss, err = parseSpecs(specs, window, o.model); err != nil {
+		// On a tier metric's axis, opp's grid reaches r = 100% (policy.WideGrid).
+		if ss, err = parseSpecsOn(specs, window, o.model, isTierMetric(o.x)); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 
 	"mdk/agent"
 	"mdk/internal/outfile"
-	"mdk/policy"
 	"mdk/report"
 	"mdk/result"
 	"mdk/stats"
@@ -239,11 +237,6 @@ func (o reportOptions) tuneConfig() (*tune.Config, error) {
 	}
 	if cfg.Model, err = loadModel(o.mpc.model); err != nil {
 		return nil, err
-	}
-	// The curves' default policies include lopp when a model is given
-	// (parseSpecs); tune's do not.
-	if len(cfg.Policies) == 0 && cfg.Model != nil {
-		cfg.Policies = append(slices.Clone(policy.DefaultPolicies), "lopp")
 	}
 	if err := parseWindowRanges(cfg, o.trainWindows, o.evalWindows); err != nil {
 		return nil, err

@@ -64,15 +64,12 @@ func runSim(e *env, o simOptions, path, spec string) error {
 	if tune.IsController(spec) {
 		return runSimAuto(e, o, r, spec)
 	}
-	ss, err := policy.Parse(spec, r.Header().Window)
-	if err != nil {
-		return usageError{err}
-	}
 	m, err := loadModel(o.model)
 	if err != nil {
 		return err
 	}
-	if err := policy.AttachModel(ss, m); err != nil {
+	ss, err := policy.ParseSpecs([]string{spec}, r.Header().Window, policy.SpecOptions{Model: m})
+	if err != nil {
 		return usageError{err}
 	}
 	t, err := trace.ReadAll(r)

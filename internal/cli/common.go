@@ -1,11 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,35 +46,27 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return f.Commit()
 }
 
-// parseSpecs parses every --policy spec with the trace's window length; no
-// spec means every policy's default grid (lopp's only with a model).
-// modelPath, if not empty, is L-OPP's model file.
+// parseSpecs parses every --policy spec with the trace's window length
+// (policy.ParseSpecs: no spec means every policy's default grid, lopp's
+// only with a model). modelPath, if not empty, is L-OPP's model file.
 func parseSpecs(specs []string, window time.Duration, modelPath string) ([]policy.Setting, error) {
+	return parseSpecsOn(specs, window, modelPath, false)
+}
+
+// parseSpecsOn is parseSpecs for an axis: wide (an x axis on a tier
+// metric) expands a bare policy name to its wide grid (policy.WideGrid).
+func parseSpecsOn(specs []string, window time.Duration, modelPath string, wide bool) ([]policy.Setting, error) {
 	m, err := loadModel(modelPath)
 	if err != nil {
 		return nil, err
 	}
-	var out []policy.Setting
-	if len(specs) == 0 {
-		names := policy.DefaultPolicies
-		if m != nil {
-			names = append(slices.Clone(names), "lopp")
-		}
-		for _, name := range names {
-			out = append(out, policy.DefaultGrid(name, window)...)
-		}
-	}
-	for _, s := range specs {
-		ss, err := policy.Parse(s, window)
-		if err != nil {
-			return nil, usagef("--policy %v", err)
-		}
-		out = append(out, ss...)
-	}
-	if err := policy.AttachModel(out, m); err != nil {
+	ss, err := policy.ParseSpecs(specs, window, policy.SpecOptions{Model: m, Wide: wide})
+	if se := (*policy.SpecError)(nil); errors.As(err, &se) {
+		return nil, usagef("--policy %v", err)
+	} else if err != nil {
 		return nil, usageError{err}
 	}
-	return out, nil
+	return ss, nil
 }
 
 // loadModel loads L-OPP's model file ("" means none: a nil Scorer, never a
