@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -100,11 +99,4 @@ func TestSampleErrorTable(t *testing.T) {
 				cExact.Seconds(), cSample.Seconds())
 		}
 	}
-}
-
-// cpu is the process's user+system CPU time.
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
