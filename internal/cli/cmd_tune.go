@@ -35,7 +35,8 @@ its savings, its statistic, how many windows exceed the SLO's bound, and
 whether the statistic itself breaks the SLO. As a yardstick it reports OPP's
 savings at the same SLO on the evaluation part, with OPP's best setting
 chosen on the evaluation part itself (an oracle's optimum there, not a tuned
-setting).
+setting; on an SLO on the slowdown, OPP's grid goes up to r = 100% and it is a
+reference, not a bound: docs/tiers.md).
 
 The SLO is STAT<=RATE: STAT is max_pr, p99_pr, p98_pr or mean_pr, RATE a
 percentage (2%) or a fraction (0.02). With --tier, STAT may also be slowdown
@@ -61,7 +62,7 @@ alive page-windows. The output says which windows of which traces were used
 for what. docs/tune.md has the details and a worked example.
 
 A policy given by name alone uses its default grid; with no --policy, every
-policy except lopp (which needs --model) is tuned over its default grid.
+policy is tuned over its default grid (lopp only with --model).
 Every default grid ends with a setting that never costs a promotion, so
 "none meets the SLO" only comes from a grid given by hand.
 
