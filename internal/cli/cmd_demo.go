@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +61,7 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 				return err
 			}
 			r := gen.NewReader(cfg)
-			ss, err := policy.ParseSpecs(append(slices.Clone(policy.DefaultPolicies), demoPAW), cfg.Window, policy.SpecOptions{})
+			ss, err := parseSpecs(nil, cfg.Window, "")
 			if err != nil {
 				return err
 			}
