@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"testing"
-	"time"
 
 	"mdk/gen"
 	"mdk/mpc"
