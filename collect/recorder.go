@@ -72,6 +72,13 @@ type Recorder struct {
 	scanned int64
 
 	partialWarned bool
+
+	// The targets' mappings, each once, with the window it was first seen
+	// in (the sidecar TRACE.maps, docs/trace-format.md).
+	mappings []trace.Mapping
+	mapSeen  map[trace.Mapping]bool // keyed with Window 0
+	mapsFull bool                   // trace.MaxMappings reached
+	scanK    int                    // the scan being performed
 }
 
 // NewRecorder checks the kernel and the targets and returns a recorder. It

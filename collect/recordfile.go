@@ -28,6 +28,9 @@ func (r *Recorder) RecordFile(ctx context.Context, out string) (Summary, error) 
 	if tf.f == nil {
 		return sum, nil
 	}
+	if err := r.writeMaps(out + trace.MapsSuffix); err != nil {
+		fmt.Fprintf(r.opt.Log, "mdk record: warning: could not write the mappings sidecar %s%s: %v (the trace itself is complete)\n", out, trace.MapsSuffix, err)
+	}
 	if ferr := finalize(out, tf.format, r.header().Source+"; "+sum.String()); ferr != nil {
 		fmt.Fprintf(r.opt.Log, "mdk record: warning: could not add the summary to %s: %v (the trace itself is complete)\n", out, ferr)
 	}
@@ -53,6 +56,23 @@ func finalize(path string, format *trace.Format, source string) error {
 		_, err = trace.Copy(w, rd)
 	}
 	if err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// writeMaps writes the targets' mappings to the sidecar at path
+// (docs/trace-format.md), through a temporary file renamed into place.
+func (r *Recorder) writeMaps(path string) error {
+	if len(r.mappings) == 0 {
+		return nil
+	}
+	f, err := outfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := trace.WriteMaps(f, r.mappings); err != nil {
 		return err
 	}
 	return f.Commit()

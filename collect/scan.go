@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"mdk/linux"
@@ -29,6 +30,7 @@ func (r *Recorder) targets() ([]int, bool, error) {
 func (r *Recorder) scan(k int) (bool, error) {
 	t0 := time.Now()
 	cpu0 := linux.CPUTime()
+	r.scanK = k
 	pids, exists, err := r.targets()
 	if err != nil {
 		return false, err
@@ -165,6 +167,7 @@ func (r *Recorder) readPages(pid int, si uint32, dst []entry) ([]entry, error) {
 	if len(maps) == 0 {
 		return dst, errProcessGone // a zombie: mm already released
 	}
+	r.noteMaps(si, maps)
 	ps := uint64(linux.PageSize())
 	pm, err := r.opt.FS.OpenPagemap(pid)
 	if err != nil {
@@ -229,3 +232,33 @@ func (r *Recorder) Pagemap(entries []uint64, gone []bool) {
 		}
 	}
 }
+
+// noteMaps records the mappings of space si seen at the current scan that
+// were not seen before: scan k shows window k-1's end (window 0 for scan
+// 0). At most trace.MaxMappings are kept; beyond them a warning says the
+// sidecar is incomplete.
+func (r *Recorder) noteMaps(si uint32, maps []linux.Mapping) {
+	if r.mapSeen == nil {
+		r.mapSeen = map[trace.Mapping]bool{}
+	}
+	for _, m := range maps {
+		tm := trace.Mapping{Space: si, Start: m.Start, End: m.End, Perms: m.Perms, Offset: m.Offset, Path: m.Path}
+		if r.mapSeen[tm] || strings.ContainsRune(tm.Path, '\n') {
+			continue
+		}
+		if len(r.mappings) == trace.MaxMappings {
+			if !r.mapsFull {
+				r.mapsFull = true
+				fmt.Fprintf(r.opt.Log, "mdk record: warning: more than %d mappings; the mappings sidecar holds the first ones only\n", trace.MaxMappings)
+			}
+			return
+		}
+		r.mapSeen[tm] = true
+		tm.Window = max(r.scanK-1, 0)
+		r.mappings = append(r.mappings, tm)
+	}
+}
+
+// Mappings returns every mapping of the targets seen so far, in the order
+// first seen, with the window of its first scan (trace.Mapping.Window).
+func (r *Recorder) Mappings() []trace.Mapping { return r.mappings }

@@ -17,6 +17,7 @@ import (
 type Mapping struct {
 	Start, End uint64 // virtual address range [Start, End), bytes
 	Perms      string // "r-xp"
+	Offset     uint64 // file offset of Start (0 for anonymous memory)
 	Inode      uint64 // 0 for anonymous memory
 	Path       string // file or pseudo-path ("[heap]"), "" for anonymous
 }
@@ -92,7 +93,8 @@ func parseMapsLine(b []byte) (Mapping, string) {
 	if p := fields[1]; len(p) != 4 || strings.Trim(string(p), "rwxsp-") != "" {
 		return m, fmt.Sprintf("bad permissions %q", clip(p))
 	}
-	if _, err := strconv.ParseUint(string(fields[2]), 16, 64); err != nil {
+	off, err := strconv.ParseUint(string(fields[2]), 16, 64)
+	if err != nil {
 		return m, fmt.Sprintf("bad offset %q", clip(fields[2]))
 	}
 	if maj, min, ok := bytes.Cut(fields[3], []byte(":")); !ok || !isHex(maj) || !isHex(min) {
@@ -102,7 +104,7 @@ func parseMapsLine(b []byte) (Mapping, string) {
 	if err != nil {
 		return m, fmt.Sprintf("bad inode %q", clip(fields[4]))
 	}
-	m.Start, m.End, m.Perms, m.Inode = start, end, string(fields[1]), inode
+	m.Start, m.End, m.Perms, m.Offset, m.Inode = start, end, string(fields[1]), off, inode
 	if len(fields) > 5 {
 		// The path is the rest of the line after the inode; it may hold spaces.
 		m.Path = string(bytes.TrimRight(afterFields(b, 5), " "))

@@ -26,13 +26,13 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
 		t.Fatal(err)
 	}
 	want := []Mapping{
-		{0x55d4c6c2a000, 0x55d4c6c2c000, "r--p", 1835092, "/usr/bin/cat"},
-		{0x55d4c6c2c000, 0x55d4c6c31000, "r-xp", 1835092, "/usr/bin/cat"},
-		{0x55d4c7a8e000, 0x55d4c7aaf000, "rw-p", 0, "[heap]"},
-		{0x7f1b7c000000, 0x7f1b7c021000, "rw-p", 0, ""},
-		{0x7f1b7c600000, 0x7f1b7c601000, "rw-s", 42, "/memfd:a b (deleted)"},
-		{0x7ffc1b5f6000, 0x7ffc1b617000, "rw-p", 0, "[stack]"},
-		{0xffffffffff600000, 0xffffffffff601000, "--xp", 0, "[vsyscall]"},
+		{0x55d4c6c2a000, 0x55d4c6c2c000, "r--p", 0, 1835092, "/usr/bin/cat"},
+		{0x55d4c6c2c000, 0x55d4c6c31000, "r-xp", 0x2000, 1835092, "/usr/bin/cat"},
+		{0x55d4c7a8e000, 0x55d4c7aaf000, "rw-p", 0, 0, "[heap]"},
+		{0x7f1b7c000000, 0x7f1b7c021000, "rw-p", 0, 0, ""},
+		{0x7f1b7c600000, 0x7f1b7c601000, "rw-s", 0, 42, "/memfd:a b (deleted)"},
+		{0x7ffc1b5f6000, 0x7ffc1b617000, "rw-p", 0, 0, "[stack]"},
+		{0xffffffffff600000, 0xffffffffff601000, "--xp", 0, 0, "[vsyscall]"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
