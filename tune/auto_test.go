@@ -459,3 +459,27 @@ func TestTuneControllers(t *testing.T) {
 		t.Errorf("csv %q %v", b.String(), err)
 	}
 }
+
+// TestTextControllersOnly: with controllers and no fixed policy, the text
+// has the controllers' comparison and no empty fixed-policy table.
+func TestTextControllersOnly(t *testing.T) {
+	tr := genTrace(t, "mix", 400, 40, 5)
+	spec := "auto:age,A=0..8,slo=max_pr<=5%,history=10,every=3"
+	for _, policies := range [][]string{{spec}, {"age:A=0..8", spec}} {
+		rep, err := Run(context.Background(), Config{SLO: mustSLO(t, "max_pr<=5%"), Policies: policies, Traces: []Input{{Name: "mix", Reader: tr.NewReader()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := WriteText(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		table := strings.Contains(b.String(), "\npolicy  settings  chosen on train")
+		if want := len(policies) > 1; table != want {
+			t.Errorf("%v: fixed-policy table %v, want %v:\n%s", policies, table, want, b.String())
+		}
+		if !strings.Contains(b.String(), "\nControllers on the eval part") || strings.Contains(b.String(), "\n\n\n") {
+			t.Errorf("%v: want the controllers' table and no blank lines in a row:\n%s", policies, b.String())
+		}
+	}
+}

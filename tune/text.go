@@ -47,7 +47,27 @@ func WriteText(w io.Writer, rep *Report) error {
 	}
 	writePart(&b, "eval", rep.Eval)
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if len(rep.Policies) > 0 { // controllers only: no fixed-policy table
+		writePolicies(&b, rep, st, bound, stat)
+		b.WriteString("\n")
+	}
+	if y := rep.OPP; y != nil {
+		fmt.Fprintf(&b, "Yardstick: opp:%s, best of %d OPP settings chosen on the eval part itself (%s): eval %s %s, eval savings %s.\n",
+			y.Params, y.Settings, rep.SLO.YardstickClaim(), st, stat(y.Eval), pctErr(y.Eval, false))
+	} else {
+		fmt.Fprintf(&b, "Yardstick: no OPP setting meets %s on the eval part.\n", rep.SLO)
+	}
+	writeControllers(&b, rep)
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writePolicies writes the table of the fixed policies' choices.
+func writePolicies(b *strings.Builder, rep *Report, st, bound string, stat func(*Metrics) string) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\tsettings\tchosen on train\ttrain %s\ttrain savings\teval %s\teval savings\teval windows > %s\teval SLO\tOPP headroom\tnote\n", st, st, bound)
 	for _, c := range rep.Policies {
 		if !c.Found {
@@ -67,19 +87,6 @@ func WriteText(w io.Writer, rep *Report) error {
 			c.Eval.BrokenWindows, c.Eval.Windows, verdict, head, c.Note(st))
 	}
 	tw.Flush()
-	b.WriteString("\n")
-	if y := rep.OPP; y != nil {
-		fmt.Fprintf(&b, "Yardstick: opp:%s, best of %d OPP settings chosen on the eval part itself (%s): eval %s %s, eval savings %s.\n",
-			y.Params, y.Settings, rep.SLO.YardstickClaim(), st, stat(y.Eval), pctErr(y.Eval, false))
-	} else {
-		fmt.Fprintf(&b, "Yardstick: no OPP setting meets %s on the eval part.\n", rep.SLO)
-	}
-	writeControllers(&b, rep)
-	for _, warn := range rep.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", warn)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // Note is what the text and HTML tables say beside a choice: on which
