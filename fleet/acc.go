@@ -7,7 +7,8 @@ import (
 )
 
 // Acc is one fleet key's accumulator: the sums over the jobs merged into it.
-// Keys are [SettingKey] (one per requested setting), [TunedKey] (one per
+// Keys are [SettingKey] (one per requested setting, then one per
+// controller), [TunedKey] (one per
 // policy: each job with its own tuned setting) and [OPPKey] (each job with
 // OPP's yardstick). Every field is an integer count or an exact rational, so
 // [Acc.Merge] is associative and commutative and the fleet numbers do not
@@ -24,6 +25,8 @@ type Acc struct {
 	// Found counts, for TunedKey, the jobs with a setting meeting the SLO on
 	// their training windows (the others keep all their memory: saved 0).
 	Found int64 `json:"found"`
+	// Switches, for a controller's SettingKey, sums the jobs' switches.
+	Switches int64 `json:"switches,omitempty"`
 
 	// SamplePPM is the sample rate of the jobs merged in, when they were
 	// all sampled at one rate with the same number of sub-samples (then
@@ -138,6 +141,7 @@ func (a Acc) Merge(b Acc) Acc {
 	a.Jobs += b.Jobs
 	a.FootprintBytes += b.FootprintBytes
 	a.Found += b.Found
+	a.Switches += b.Switches
 	mixed := a.SampleMixed || b.SampleMixed || a.SamplePPM != b.SamplePPM ||
 		len(a.Whole.Groups) != len(b.Whole.Groups) || len(a.Train.Groups) != len(b.Train.Groups) || len(a.Eval.Groups) != len(b.Eval.Groups)
 	a.Whole = a.Whole.merge(b.Whole, !mixed)
@@ -150,7 +154,7 @@ func (a Acc) Merge(b Acc) Acc {
 }
 
 // Accs returns the job's contribution to every fleet key, in key order: one
-// per setting, and with an SLO one per policy and one for OPP. A failed job
+// per setting and controller (its curve's points), and with an SLO one per policy and one for OPP. A failed job
 // contributes nothing.
 func (p *Plan) Accs(jr *JobResult) []Acc {
 	if jr.Error != "" {
@@ -163,6 +167,7 @@ func (p *Plan) Accs(jr *JobResult) []Acc {
 	var out []Acc
 	for i, pt := range jr.Curve {
 		a := base(SettingKey(i), pt.Policy, pt.Params, i)
+		a.Switches = int64(pt.Switches)
 		a.Whole.add(pt.Saved, jr.AlivePageWindows, jr.Windows, jr.PageSize, pt.Breaks)
 		if p.SLO != nil {
 			a.Train.add(pt.TrainSaved, jr.TrainAlive, jr.Train.Len(), jr.PageSize, pt.TrainBreaks)

@@ -9,10 +9,12 @@
 // run them (package fleet/beam runs them on Apache Beam):
 //
 //   - [Plan.Run]: one job, one trace, one pass of the curve generator (mpc)
-//     over every requested setting plus tune's OPP yardstick; the result is a
-//     small serialisable [JobResult] (JSON), never one element per record.
+//     over every requested setting plus tune's OPP yardstick, and each
+//     controller (auto:...) run over the trace by the simulator
+//     (sim.RunControlled); the result is a small serialisable [JobResult]
+//     (JSON), never one element per record.
 //   - [Plan.Accs] and [Acc.Merge]: the job's contribution to every fleet key
-//     (one per setting, one per tuned policy, one for OPP) and their
+//     (one per setting and controller, one per tuned policy, one for OPP) and their
 //     combination. Merging only adds integers and exact rationals
 //     (math/big.Rat), so it is associative and commutative: any grouping, in
 //     any order, on any number of workers gives the same bits.

@@ -7,12 +7,13 @@ import (
 
 	"mdk/mpc"
 	"mdk/result"
+	"mdk/sim"
 	"mdk/trace"
 	"mdk/tune"
 )
 
 // JobResult is one job's outcome: its footprint, its curve (one point per
-// requested setting) and, with an SLO, its tuned setting per policy and OPP's
+// requested setting, then one per controller: its realised point) and, with an SLO, its tuned setting per policy and OPP's
 // yardstick. It is plain data and encodes to JSON (how fleet/beam ships it).
 // A job that failed has Error set and nothing else but Job.
 type JobResult struct {
@@ -62,6 +63,9 @@ type Point struct {
 	MeanPR     float64 `json:"mean_pr"`
 	Promotions int64   `json:"promotions"`
 	Saved      int64   `json:"saved_page_windows"`
+	// Switches, for a controller's point, counts the switches of its
+	// setting over the whole trace.
+	Switches int `json:"switches,omitempty"`
 
 	Breaks      bool  `json:"breaks,omitempty"`
 	TrainSaved  int64 `json:"train_saved_page_windows,omitempty"`
@@ -102,9 +106,11 @@ func (j *JobResult) FootprintBytes() int64 { return j.PeakAlivePages * j.PageSiz
 // result, never as a panic; only a cancelled ctx is returned as an error.
 //
 //  1. Check the window length against the plan's.
-//  2. Run every setting of Plan.All over the whole trace.
+//  2. Run every setting of Plan.All over the whole trace, and each of
+//     Plan.Controllers (sim.RunControlled, the trace then held in memory).
 //  3. Footprint: peak and total alive pages, access records.
-//  4. Curve: each requested setting's metrics on the whole trace.
+//  4. Curve: each requested setting's metrics on the whole trace, then
+//     each controller's (with an SLO, on each part too, and its switches).
 //  5. With an SLO, tune's rules (docs/tune.md): cut the windows into the
 //     default halves and choose (tune's SLO.Choose) each policy's best
 //     setting on the training half, measured on both halves, and OPP's best
@@ -134,13 +140,41 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 			name, trace.FormatDuration(w), trace.FormatDuration(p.Config.Window))
 	}
 	// 2.
-	runs, err := mpc.Generate(ctx, r, p.All, mpc.Options{
-		Sample: trace.Sample{PPM: p.Config.SamplePPM, Seed: p.Config.SampleSeed}, Groups: p.Config.SampleGroups})
-	if err != nil {
-		return jr, fmt.Errorf("%s: %w", name, err)
+	var t *trace.Trace
+	if len(p.Controllers) > 0 {
+		var err error
+		if t, err = trace.ReadAll(r); err != nil {
+			return jr, fmt.Errorf("%s: %w", name, err)
+		}
+		if !t.Header.Sample.All() {
+			return jr, fmt.Errorf("%s: a controller (auto) needs a trace of every page, not a %s sample", name, t.Header.Sample)
+		}
+		r = t.NewReader()
+	}
+	var runs []*result.Result
+	if len(p.All) > 0 {
+		var err error
+		runs, err = mpc.Generate(ctx, r, p.All, mpc.Options{
+			Sample: trace.Sample{PPM: p.Config.SamplePPM, Seed: p.Config.SampleSeed}, Groups: p.Config.SampleGroups})
+		if err != nil {
+			return jr, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	ctl := make([]*sim.Controlled, len(p.Controllers))
+	for i, a := range p.Controllers {
+		c, err := sim.RunControlled(ctx, t, a)
+		if err != nil {
+			return jr, fmt.Errorf("%s: %w", name, err)
+		}
+		ctl[i] = c
 	}
 	// 3.
-	r0 := runs[0]
+	var r0 *result.Result
+	if len(runs) > 0 {
+		r0 = runs[0]
+	} else {
+		r0 = ctl[0].Result
+	}
 	jr.PageSize, jr.Windows, jr.AlivePageWindows = r0.PageSize, r0.Windows(), r0.Alive
 	if jr.Windows == 0 {
 		return jr, fmt.Errorf("%s: the trace has no windows", name)
@@ -179,8 +213,8 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 		}
 	}
 	// 4.
-	jr.Curve = make([]Point, len(p.Settings))
-	for k, r := range runs[:len(p.Settings)] {
+	jr.Curve = make([]Point, len(p.Settings), len(p.Settings)+len(ctl))
+	point := func(r *result.Result) Point {
 		pt := Point{
 			Policy: r.Policy, Params: r.Params,
 			MaxPR: r.MaxPR(), P99PR: r.Percentile(99), P98PR: r.Percentile(98), MeanPR: r.MeanPR(),
@@ -202,7 +236,15 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 				pt.Groups[g] = pg
 			}
 		}
-		jr.Curve[k] = pt
+		return pt
+	}
+	for k, r := range runs[:len(p.Settings)] {
+		jr.Curve[k] = point(r)
+	}
+	for _, c := range ctl {
+		pt := point(c.Result)
+		pt.Switches = len(c.Switches)
+		jr.Curve = append(jr.Curve, pt)
 	}
 	if p.SLO == nil {
 		return jr, nil

@@ -19,6 +19,8 @@ type Config struct {
 	// Policies are policy specs (SPEC section 5); a bare name is the
 	// policy's default grid. Empty means policy.DefaultPolicies. lopp is not
 	// supported (its model would have to be shipped to every worker).
+	// Controller specs (auto:..., docs/policies.md) may be among them; with
+	// controllers alone there are no fixed settings.
 	Policies []string `json:"policies"`
 	// SLO is tune's STAT<=RATE ("max_pr<=2%"); empty means curves only, no
 	// tuning and no breaking jobs.
@@ -51,6 +53,30 @@ type Plan struct {
 	// Settings.
 	Names  []string
 	Groups map[string][]int
+	// Controllers are the controller specs (auto:...) among the policies,
+	// in spec order: each job runs each of them over its whole trace
+	// (sim.RunControlled), after the settings in its curve.
+	Controllers []*tune.Auto
+}
+
+// compileController parses a controller spec, its tier SLO costed on the
+// plan's tier.
+func (p *Plan) compileController(spec string) (*tune.Auto, error) {
+	c := p.Config
+	a, err := tune.ParseAuto(spec, c.Window)
+	if err != nil {
+		return nil, err
+	}
+	if a.SLO.IsTier() {
+		if c.Tier == nil {
+			return nil, fmt.Errorf("fleet: %s: its SLO is on the tier model's slowdown: it needs a tier (--tier)", spec)
+		}
+		a.SLO.Tier = c.Tier
+	}
+	if c.SamplePPM != 0 {
+		return nil, fmt.Errorf("fleet: %s: a controller runs on every page of its job, not on a sample (--sample)", spec)
+	}
+	return a, nil
 }
 
 // Compile parses the config.
@@ -69,15 +95,29 @@ func (c Config) Compile() (*Plan, error) {
 		}
 		p.SLO = &slo
 	}
-	ss, err := policy.ParseSpecs(c.Policies, c.Window, policy.SpecOptions{})
-	if errors.Is(err, policy.ErrNoModel) {
-		return nil, errors.New("fleet: lopp is not supported (it needs a model on every worker); use mdk mpc or mdk tune with --model")
-	} else if err != nil {
-		return nil, err
+	var specs []string
+	for _, s := range c.Policies {
+		if !tune.IsController(s) {
+			specs = append(specs, s)
+			continue
+		}
+		a, err := p.compileController(s)
+		if err != nil {
+			return nil, err
+		}
+		p.Controllers = append(p.Controllers, a)
 	}
-	p.Settings = ss
+	if len(specs) > 0 || len(p.Controllers) == 0 { // controllers alone: no fixed settings
+		ss, err := policy.ParseSpecs(specs, c.Window, policy.SpecOptions{})
+		if errors.Is(err, policy.ErrNoModel) {
+			return nil, errors.New("fleet: lopp is not supported (it needs a model on every worker); use mdk mpc or mdk tune with --model")
+		} else if err != nil {
+			return nil, err
+		}
+		p.Settings = ss
+	}
 	p.Names, p.Groups = result.ByPolicy(len(p.Settings), func(i int) string { return p.Settings[i].Policy() })
-	if len(p.Settings) == 0 {
+	if len(p.Settings) == 0 && len(p.Controllers) == 0 {
 		return nil, errors.New("fleet: no policy settings")
 	}
 	p.All = p.Settings

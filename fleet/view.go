@@ -60,7 +60,8 @@ type NumbersErr struct {
 	AliveSavings  float64 `json:"alive_savings"`
 }
 
-// SettingRow is one setting applied to every job, on the whole traces.
+// SettingRow is one setting applied to every job, on the whole traces, or
+// one controller run on every job.
 type SettingRow struct {
 	Policy           string `json:"policy"`
 	Params           string `json:"params"`
@@ -72,6 +73,11 @@ type SettingRow struct {
 	Eval  *Numbers `json:"eval,omitempty"`
 	// Tier is the setting on the plan's tier, whole traces (with a tier).
 	Tier *TierNumbers `json:"tier,omitempty"`
+	// Controller marks a controller's row (Plan.Controllers: each job ran
+	// it over its own trace, these are the sums of its realised points);
+	// Switches sums its switches over the jobs.
+	Controller bool  `json:"controller,omitempty"`
+	Switches   int64 `json:"switches,omitempty"`
 }
 
 // PolicyRow compares, on the evaluation windows, three ways to run one
@@ -162,10 +168,15 @@ func (p *Plan) Build(accs []Acc, jobs []JobResult) *Fleet {
 		f.AlivePageWindows += j.AlivePageWindows
 		f.AccessRecords += j.AccessRecords
 	}
-	for i, s := range p.Settings {
+	for i := range len(p.Settings) + len(p.Controllers) {
 		a := byKey[SettingKey(i)]
-		row := SettingRow{Policy: s.Policy(), Params: s.Params(), SavedPageWindows: a.Whole.SavedPageWindows,
-			Numbers: sampledNumbers(a, a.Whole)}
+		row := SettingRow{SavedPageWindows: a.Whole.SavedPageWindows, Numbers: sampledNumbers(a, a.Whole)}
+		if i < len(p.Settings) {
+			row.Policy, row.Params = p.Settings[i].Policy(), p.Settings[i].Params()
+		} else {
+			c := p.Controllers[i-len(p.Settings)]
+			row.Policy, row.Params, row.Controller, row.Switches = c.Policy(), c.Params(), true, a.Switches
+		}
 		if p.SLO != nil {
 			t, e := sampledNumbers(a, a.Train), sampledNumbers(a, a.Eval)
 			row.Train, row.Eval = &t, &e

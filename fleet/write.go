@@ -250,7 +250,7 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 	if f.SLO == "" {
 		best := -1
 		for i, s := range f.Settings {
-			if best < 0 || s.Savings > f.Settings[best].Savings {
+			if !s.Controller && (best < 0 || s.Savings > f.Settings[best].Savings) {
 				best = i
 			}
 		}
@@ -264,6 +264,7 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 			}
 			f.writeTierLine(&b, s)
 		}
+		f.writeControllers(&b)
 		_, err := w.Write(b.Bytes())
 		return err
 	}
@@ -292,8 +293,27 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 			fmt.Fprintf(&b, "  %-6s %-26s %-36s %s\n", p.Policy, gib(p.Tier.TunedNetAvgSavedBytes), gib(p.Tier.SingleNetAvgSavedBytes), gib(p.Tier.OPPNetAvgSavedBytes))
 		}
 	}
+	f.writeControllers(&b)
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeControllers prints each controller's fleet line: every job running
+// it, what the fleet frees on the whole traces and, with an SLO, on the
+// evaluation windows with the jobs that break it there.
+func (f *Fleet) writeControllers(b *bytes.Buffer) {
+	for _, s := range f.Settings {
+		if !s.Controller {
+			continue
+		}
+		fmt.Fprintf(b, "controller %s:%s on every job: frees %s on average (%.2f%% of the footprint), %d switches",
+			s.Policy, s.Params, bytesStr(s.AvgSavedBytes), 100*s.Savings, s.Switches)
+		if s.Eval != nil {
+			fmt.Fprintf(b, "; on the evaluation windows %.2f%%, %s", 100*s.Eval.Savings, breaking(*s.Eval))
+		}
+		b.WriteString("\n")
+		f.writeTierLine(b, s)
+	}
 }
 
 // breaking says how many jobs break the SLO: "0 breaking", "BREAKS 3 of 5

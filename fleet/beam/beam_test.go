@@ -111,3 +111,48 @@ func TestPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineControllers runs a fleet with a controller (auto) beside
+// fixed settings on prism and wants the bytes of mdk fleet --local, the
+// controller's row among the settings.
+func TestPipelineControllers(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := fleettest.Write(dir, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fleet.Config{Policies: []string{"age:A=0..12/3", "auto:age,A=0..12,slo=max_pr<=5%,history=6,every=2"}, SLO: "max_pr<=2%", Window: trace.DefaultWindow}
+	beamOut := filepath.Join(dir, "beam-out")
+	p, s := beam.NewPipelineWithRoot()
+	if err := fleetbeam.Build(s, cfg, paths, beamOut); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline on %s: %v", ptest.DefaultRunner(), err)
+	}
+	plan, err := cfg.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := plan.RunLocal(context.Background(), paths, fleet.OpenFile, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Settings); n != 6 || !f.Settings[n-1].Controller {
+		t.Fatalf("%d settings rows, want 5 of age and the controller's last", n)
+	}
+	localOut := filepath.Join(dir, "local-out")
+	if err := fleetbeam.WriteDir(context.Background(), f, localOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range fleet.Files {
+		a, err1 := os.ReadFile(filepath.Join(beamOut, name))
+		b, err2 := os.ReadFile(filepath.Join(localOut, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: Beam and local outputs differ (%v, %v)", name, err1, err2)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(beamOut, "settings.csv")); !bytes.Contains(b, []byte("\nauto,")) {
+		t.Errorf("settings.csv has no controller row:\n%s", b)
+	}
+}

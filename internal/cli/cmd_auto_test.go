@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,4 +86,65 @@ func TestAutoEverywhere(t *testing.T) {
 	if len(rep.Controllers) != 1 || rep.Controllers[0].Eval.SavedPageWindows != ev.Saved || rep.Controllers[0].SwitchesTotal != len(want.Switches) {
 		t.Errorf("tune --json controllers %+v, want eval saved %d and %d switches", rep.Controllers, ev.Saved, len(want.Switches))
 	}
+}
+
+// TestAutoInFleet runs the controller of TestAutoEverywhere in mdk fleet on
+// two copies of SPEC section 4's trace: each job's row in curves.csv is
+// sim.RunControlled's, and the fleet's row sums both.
+func TestAutoInFleet(t *testing.T) {
+	const spec = "auto:age,A=0..3,slo=max_pr<=50%,history=4,every=2,margin=0%"
+	tr := testutil.ReadTextTrace(t, "../../testdata/example.txt")
+	a, err := tune.ParseAuto(spec, tr.Header.Window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.RunControlled(context.Background(), tr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ex, err := os.ReadFile("../../testdata/example.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []string
+	for _, n := range []string{"a.txt", "b.txt"} {
+		jobs = append(jobs, filepath.Join(dir, n))
+		if err := os.WriteFile(jobs[len(jobs)-1], ex, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, errOut := run(t, "", append([]string{"fleet", "-p", "age:A=0..3", "-p", spec, "--slo", "max_pr<=50%", "-o", out}, jobs...)...)
+	if code != 0 {
+		t.Fatalf("fleet: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(stdout, "controller auto:"+a.Params()+" on every job") {
+		t.Errorf("summary has no controller line:\n%s", stdout)
+	}
+	curves, _ := os.ReadFile(filepath.Join(out, "curves.csv"))
+	for _, j := range jobs {
+		var b bytes.Buffer
+		w := csv.NewWriter(&b)
+		w.Write(append([]string{j}, want.Result.Record(false).CSVRow()...))
+		w.Flush()
+		if row := b.String(); !strings.Contains(string(curves), "\n"+row) {
+			t.Errorf("curves.csv has no row %q:\n%s", row, curves)
+		}
+	}
+	rows, err := csv.NewReader(bytes.NewReader(must(os.ReadFile(filepath.Join(out, "settings.csv"))))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rows[len(rows)-1]
+	if last[0] != "auto" || last[1] != a.Params() || last[3] != strconv.FormatInt(2*want.Result.Saved, 10) {
+		t.Errorf("settings.csv's last row %q, want auto's with %d saved page-windows", last, 2*want.Result.Saved)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -58,12 +58,20 @@ first trace's). A job that fails (unreadable or corrupt trace) is reported in
 jobs.csv with its error and does not stop the others; when every job
 fails, the files are written and mdk exits 1.
 
+A controller spec among the policies (-p 'auto:age,slo=max_pr<=2%',
+docs/policies.md) runs on every job over its whole trace (the simulator,
+the trace held in memory): settings.csv gets a row per controller after the
+settings, the sums of the jobs' realised points (whole traces and, with
+--slo, each part), curves.csv each job's point, and the summary a line per
+controller with its switches.
+
 This command runs the jobs on a pool of goroutines on this machine (--local).
 The same computation on Apache Beam (prism locally, Flink, Spark, Dataflow)
 is the separate mdk-fleet binary; its results are identical. docs/fleet.md
 has the definitions and the commands.`,
 		Example: `  mdk fleet 'traces/*.mdkt' -p age -p pace --slo 'max_pr<=2%' -o fleet-out
-  mdk fleet jobs.txt -p 'age:A=1..60' -o curves-out --workers 2`,
+  mdk fleet jobs.txt -p 'age:A=1..60' -o curves-out --workers 2
+  mdk fleet 'traces/*.mdkt' -p age -p 'auto:age,slo=max_pr<=2%' --slo 'max_pr<=2%' -o fleet-out`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("fleet needs a TRACE-LIST, a GLOB or traces (see mdk fleet --help)")
@@ -73,7 +81,7 @@ has the definitions and the commands.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runFleet(e, o, args) },
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&o.policies, "policy", "p", nil, "policy `spec` (repeatable); none: age, vmin, opp, paw and pace over their default grids")
+	fl.StringArrayVarP(&o.policies, "policy", "p", nil, "policy or controller `spec` (repeatable); none: age, vmin, opp, paw and pace over their default grids")
 	fl.StringVar(&o.slo, "slo", "", "service-level objective `STAT<=RATE`, such as 'max_pr<=2%': tune every job and count breaking jobs")
 	fl.StringVarP(&o.out, "out", "o", "", "output `DIR` (created if missing; required)")
 	fl.BoolVar(&o.local, "local", true, "run on this machine with goroutines (the only mode of mdk; mdk-fleet runs on Beam)")
