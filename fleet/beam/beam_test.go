@@ -35,14 +35,7 @@ func TestPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := fleet.Config{Policies: specs, SLO: "max_pr<=2%", Window: trace.DefaultWindow}
-	beamOut := filepath.Join(dir, "beam-out")
-	p, s := beam.NewPipelineWithRoot()
-	if err := fleetbeam.Build(s, cfg, paths, beamOut); err != nil {
-		t.Fatal(err)
-	}
-	if err := ptest.Run(p); err != nil {
-		t.Fatalf("pipeline on %s: %v", ptest.DefaultRunner(), err)
-	}
+	beamOut := runPipeline(t, cfg, paths, filepath.Join(dir, "beam-out"))
 
 	// The numbers, against per-trace mpc runs summed here.
 	plan, err := cfg.Compile()
@@ -99,17 +92,7 @@ func TestPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	localOut := filepath.Join(dir, "local-out")
-	if err := fleetbeam.WriteDir(context.Background(), f, localOut); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range fleet.Files {
-		a, err1 := os.ReadFile(filepath.Join(beamOut, name))
-		b, err2 := os.ReadFile(filepath.Join(localOut, name))
-		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-			t.Errorf("%s: Beam and local outputs differ (%v, %v)", name, err1, err2)
-		}
-	}
+	sameFiles(t, f, beamOut, filepath.Join(dir, "local-out"))
 }
 
 // TestPipelineControllers runs a fleet with a controller (auto) beside
@@ -122,14 +105,7 @@ func TestPipelineControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := fleet.Config{Policies: []string{"age:A=0..12/3", "auto:age,A=0..12,slo=max_pr<=5%,history=6,every=2"}, SLO: "max_pr<=2%", Window: trace.DefaultWindow}
-	beamOut := filepath.Join(dir, "beam-out")
-	p, s := beam.NewPipelineWithRoot()
-	if err := fleetbeam.Build(s, cfg, paths, beamOut); err != nil {
-		t.Fatal(err)
-	}
-	if err := ptest.Run(p); err != nil {
-		t.Fatalf("pipeline on %s: %v", ptest.DefaultRunner(), err)
-	}
+	beamOut := runPipeline(t, cfg, paths, filepath.Join(dir, "beam-out"))
 	plan, err := cfg.Compile()
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +117,30 @@ func TestPipelineControllers(t *testing.T) {
 	if n := len(f.Settings); n != 6 || !f.Settings[n-1].Controller {
 		t.Fatalf("%d settings rows, want 5 of age and the controller's last", n)
 	}
-	localOut := filepath.Join(dir, "local-out")
+	sameFiles(t, f, beamOut, filepath.Join(dir, "local-out"))
+	if b, _ := os.ReadFile(filepath.Join(beamOut, "settings.csv")); !bytes.Contains(b, []byte("\nauto,")) {
+		t.Errorf("settings.csv has no controller row:\n%s", b)
+	}
+}
+
+// runPipeline runs the fleet pipeline of cfg over paths on the test runner,
+// writing into out, and returns out.
+func runPipeline(t *testing.T, cfg fleet.Config, paths []string, out string) string {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	if err := fleetbeam.Build(s, cfg, paths, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline on %s: %v", ptest.DefaultRunner(), err)
+	}
+	return out
+}
+
+// sameFiles writes the local fleet f into localOut and wants the bytes of
+// every file in beamOut.
+func sameFiles(t *testing.T, f *fleet.Fleet, beamOut, localOut string) {
+	t.Helper()
 	if err := fleetbeam.WriteDir(context.Background(), f, localOut); err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +150,5 @@ func TestPipelineControllers(t *testing.T) {
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s: Beam and local outputs differ (%v, %v)", name, err1, err2)
 		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(beamOut, "settings.csv")); !bytes.Contains(b, []byte("\nauto,")) {
-		t.Errorf("settings.csv has no controller row:\n%s", b)
 	}
 }

@@ -23,15 +23,7 @@ import (
 func TestAutoEverywhere(t *testing.T) {
 	const path = "../../testdata/example.txt"
 	const spec = "auto:age,A=0..3,slo=max_pr<=50%,history=4,every=2,margin=0%"
-	tr := testutil.ReadTextTrace(t, path)
-	a, err := tune.ParseAuto(spec, tr.Header.Window)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := sim.RunControlled(context.Background(), tr, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, want := exampleAuto(t, spec)
 	if len(want.Switches) == 0 {
 		t.Fatal("the controller never switches on the example: pick another spec")
 	}
@@ -93,15 +85,7 @@ func TestAutoEverywhere(t *testing.T) {
 // sim.RunControlled's, and the fleet's row sums both.
 func TestAutoInFleet(t *testing.T) {
 	const spec = "auto:age,A=0..3,slo=max_pr<=50%,history=4,every=2,margin=0%"
-	tr := testutil.ReadTextTrace(t, "../../testdata/example.txt")
-	a, err := tune.ParseAuto(spec, tr.Header.Window)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := sim.RunControlled(context.Background(), tr, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, want := exampleAuto(t, spec)
 	dir := t.TempDir()
 	ex, err := os.ReadFile("../../testdata/example.txt")
 	if err != nil {
@@ -147,4 +131,19 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// exampleAuto runs controller spec on SPEC section 4's trace with sim.
+func exampleAuto(t *testing.T, spec string) (*tune.Auto, *sim.Controlled) {
+	t.Helper()
+	tr := testutil.ReadTextTrace(t, "../../testdata/example.txt")
+	a, err := tune.ParseAuto(spec, tr.Header.Window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.RunControlled(context.Background(), tr, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, want
 }
