@@ -112,7 +112,7 @@ func ParseAuto(spec string, window time.Duration) (*Auto, error) {
 				err = fmt.Errorf("margin must be below 100%%")
 			}
 		default:
-			keys = append(keys, k+"="+v) // the base policy's: policy.Parse judges them
+			keys = append(keys, k+"="+v) // the base policy's: policy.ParseSpecs judges them
 		}
 		if err != nil {
 			return nil, &policy.SpecError{Part: where, Msg: err.Error()}
@@ -126,7 +126,7 @@ func ParseAuto(spec string, window time.Duration) (*Auto, error) {
 	if a.Keys != "" {
 		bspec += ":" + a.Keys
 	}
-	ss, err := policy.Parse(bspec, window)
+	ss, err := policy.ParseSpecs([]string{bspec}, window, policy.SpecOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -414,12 +414,9 @@ func compareRun(dir, model string) (*agent.Comparison, error) {
 		}
 		return agent.CompareControlled(dir, a)
 	}
-	ss, err := policy.Parse(info.Setting, info.WindowLength())
+	ss, err := policy.ParseSpecs([]string{info.Setting}, info.WindowLength(), policy.SpecOptions{Model: m})
 	if err == nil && len(ss) != 1 {
 		err = fmt.Errorf("%d settings, a run has one", len(ss))
-	}
-	if err == nil {
-		err = policy.AttachModel(ss, m)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)

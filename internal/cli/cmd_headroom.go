@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -62,15 +63,14 @@ It holds the trace in memory, as mdk sim does.`,
 
 // oneSetting parses spec, which must name exactly one setting.
 func oneSetting(flag, spec string, h trace.Header, m policy.Scorer) (policy.Setting, error) {
-	ss, err := policy.Parse(spec, h.Window)
-	if err != nil {
+	ss, err := policy.ParseSpecs([]string{spec}, h.Window, policy.SpecOptions{Model: m})
+	if se := (*policy.SpecError)(nil); errors.As(err, &se) {
 		return nil, usagef("%s %v", flag, err)
+	} else if err != nil {
+		return nil, usageError{err}
 	}
 	if len(ss) != 1 {
 		return nil, usagef("%s %q: want one setting, got a grid of %d", flag, spec, len(ss))
-	}
-	if err := policy.AttachModel(ss, m); err != nil {
-		return nil, usageError{err}
 	}
 	return ss[0], nil
 }

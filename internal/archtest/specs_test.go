@@ -1,0 +1,117 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// specCalls returns "file:line: call" for every call of policy.Parse in
+// src (one Go file, named name): a spec parsed around policy.ParseSpecs,
+// the one way specs become settings (defaults, wide grids, L-OPP's model).
+func specCalls(fset *token.FileSet, name string, src any) ([]string, error) {
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	local := map[string]bool{} // the names policy is imported under
+	for _, im := range f.Imports {
+		if im.Path.Value == `"mdk/policy"` {
+			if im.Name != nil {
+				local[im.Name.Name] = true
+			} else {
+				local["policy"] = true
+			}
+		}
+	}
+	if len(local) == 0 {
+		return nil, nil
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Parse" {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && local[x.Name] {
+			out = append(out, fset.Position(call.Pos()).String()+": "+x.Name+".Parse")
+		}
+		return true
+	})
+	return out, nil
+}
+
+// TestSpecsParsedOnce: no non-test source outside package policy calls
+// policy.Parse; every command and package turns specs into settings with
+// policy.ParseSpecs.
+func TestSpecsParsedOnce(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if path != root && (n == "testdata" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) || path == filepath.Join(root, "policy") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		files++
+		calls, err := specCalls(fset, path, nil)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			t.Errorf("%s: specs become settings through policy.ParseSpecs", c)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("scanned only %d files", files)
+	}
+}
+
+// TestSpecCallsCanFail: the rule finds policy.Parse under its own and
+// another import name, and not ParseSpecs, ParseRate or another Parse.
+func TestSpecCallsCanFail(t *testing.T) {
+	src := `package x
+
+import (
+	"mdk/policy"
+	pol "mdk/policy"
+	"time"
+)
+
+func f(w time.Duration) {
+	policy.Parse("age", w)
+	pol.Parse("age", w)
+	policy.ParseSpecs([]string{"age"}, w, policy.SpecOptions{})
+	policy.ParseRate("2%")
+	time.Parse("", "")
+}
+`
+	got, err := specCalls(token.NewFileSet(), "broken.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !strings.HasPrefix(got[0], "broken.go:10:") || !strings.HasPrefix(got[1], "broken.go:11:") {
+		t.Fatalf("found %q, want the calls at broken.go:10 and 11", got)
+	}
+}
