@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -144,7 +145,9 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 		if W < 4 {
 			return fmt.Errorf("%s has %d windows: need at least 4 (the first half to train on, cut into fit and validation windows)", path, W)
 		}
-		rg = tune.Range{First: 0, Last: W/2 - 1}
+		if rg, _, err = tune.DefaultWindowSplit(path, W); err != nil { // tune's default: the first half
+			return err
+		}
 	}
 	fit, val, ok := tune.ValidationSplit(rg)
 	if !ok {
@@ -203,33 +206,19 @@ func better(a, b tune.Choice) bool {
 // and chooses its theta on the validation windows. With several rates each
 // report line is prefixed by the rate.
 func loppTrainRate(e *env, o loppTrainOptions, path string, r trace.Reader, ppm int64, slo tune.SLO, rg, fit, val tune.Range, several bool) (*gbdt.Model, tune.Choice, error) {
-	span := lopp.Span{From: fit.First, To: fit.Last + 1}
-	d, err := lopp.Dataset(r, ppm, span)
-	if err != nil {
-		return nil, tune.Choice{}, err
-	}
-	x, y := d.Labelled()
-	if len(y) == 0 {
-		return nil, tune.Choice{}, fmt.Errorf("%s: no touch with a known label in fit windows %s", path, fit)
-	}
-	nCensored := d.NumCensored()
-	d = nil // the rows are in x and y now
 	what := "lopp train"
 	if several {
 		what += " rate " + policy.FormatRate(ppm)
 	}
 	o.cfg.Progress = e.progressOf(what, "round")
-	m, err := gbdt.Train(x, lopp.NumFeatures, y, o.cfg)
+	tm, err := lopp.Train(r, ppm, lopp.Span{From: fit.First, To: fit.Last + 1}, o.cfg)
 	e.endProgress()
-	if err != nil {
+	if errors.Is(err, lopp.ErrNoLabels) {
+		return nil, tune.Choice{}, fmt.Errorf("%s: no touch with a known label in fit windows %s", path, fit)
+	} else if err != nil {
 		return nil, tune.Choice{}, err
 	}
-	right := 0
-	for i := range y {
-		if (m.Score(x[i*lopp.NumFeatures:(i+1)*lopp.NumFeatures]) >= 0.5) == y[i] {
-			right++
-		}
-	}
+	m := tm.Model
 	// theta on the validation windows: a second pass over the trace.
 	r2, c2, err := e.openTrace(path)
 	if err != nil {
@@ -244,20 +233,14 @@ func loppTrainRate(e *env, o loppTrainOptions, path string, r trace.Reader, ppm 
 	if err != nil {
 		return nil, tune.Choice{}, fmt.Errorf("%s: %w", path, err)
 	}
-	pos := 0
-	for _, v := range y {
-		if v {
-			pos++
-		}
-	}
 	pre := ""
 	if several {
 		pre = "rate " + policy.FormatRate(ppm) + ": "
 	}
 	fmt.Fprintf(e.stdout, "%sfitted on windows %s of %s: %d touches, %d labelled reclaimed by opp:r=%s, %d left out as censored (gap open at the end of the windows read)\n",
-		pre, fit, path, len(y), pos, policy.FormatRate(ppm), nCensored)
+		pre, fit, path, tm.Rows, tm.Positives, policy.FormatRate(ppm), tm.Censored)
 	fmt.Fprintf(e.stdout, "%straining accuracy %.2f%% (%d trees of depth %d)\n",
-		pre, 100*float64(right)/float64(len(y)), o.cfg.Rounds, o.cfg.MaxDepth)
+		pre, 100*tm.Accuracy(), o.cfg.Rounds, o.cfg.MaxDepth)
 	st := string(slo.Stat)
 	if choice.Found {
 		fmt.Fprintf(e.stdout, "%stheta chosen on validation windows %s (not fitted on): lopp:%s, %s %.2f%%, savings %.2f%% there (training windows %s: %s %.2f%%, savings %.2f%%; best of %d thetas meeting %s on both)\n",
