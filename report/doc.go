@@ -2,6 +2,9 @@
 // figures of memory performance curves ([WritePlot], with gonum/plot) and one
 // self-contained HTML report per trace ([Generate]) that opens offline in a
 // browser, with its charts also available as SVG files ([WriteSVGs]).
+// It also writes the best-setting table of the text outputs
+// ([WriteBestTable]: mdk mpc, the demo, and with a tier's columns mpc
+// --tier), the one place that table is formatted.
 //
 // The report never computes a model number itself: every number in its
 // tables is printed from a [result.Result] with the same functions as the

@@ -11,6 +11,13 @@
 // result; docs/tiers.md has the model, its assumptions and the measured
 // figures.
 //
+// An [Axis] is what an x axis, a target or an SLO is on, and says which of
+// two kinds it is: a promotion-rate statistic of the result, or a tier
+// metric (the slowdown of [Tier.Cost]), which needs a tier; every decision
+// that depends on the kind is a method of Axis. [FormatPercent],
+// [FormatBytes], [FormatSeconds] and [FormatNs] are the units tier numbers
+// are printed in.
+//
 // This package reads no clock and touches no kernel file: the figures are
 // data, and the same result and tier give the same numbers everywhere.
 // Measuring a tier is `mdk calibrate` (package calibrate).

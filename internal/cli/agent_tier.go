@@ -91,9 +91,9 @@ func compareTier(dir string, c *agent.Comparison, t *tier.Tier) (*tierCompare, e
 		tc.MeasuredPerSlowNS = float64(tc.Total.SlowNS) / float64(tc.Total.SlowTouches)
 	}
 	tc.Explain = []string{
-		fmt.Sprintf("tier %s charges %s per promotion (%s)", t.Name, nsStr(m), t.Source),
+		fmt.Sprintf("tier %s charges %s per promotion (%s)", t.Name, tier.FormatNs(m), t.Source),
 		fmt.Sprintf("model: %s stalled over the run for the predicted promotions (slowdown %s), %s for the %d measured ones (slowdown %s)",
-			nsStr(tc.Total.ModelPredNS), percentG(tc.ModelPredSlowdown), nsStr(tc.Total.ModelNS), tc.Promotions, percentG(tc.ModelSlowdown)),
+			tier.FormatNs(tc.Total.ModelPredNS), tier.FormatPercent(tc.ModelPredSlowdown), tier.FormatNs(tc.Total.ModelNS), tc.Promotions, tier.FormatPercent(tc.ModelSlowdown)),
 	}
 	if tc.Total.SlowTouches == 0 {
 		tc.Explain = append(tc.Explain, "measured: the run has no workload touch times (not a replay): nothing to set beside the model")
@@ -101,7 +101,7 @@ func compareTier(dir string, c *agent.Comparison, t *tier.Tier) (*tierCompare, e
 	}
 	tc.Explain = append(tc.Explain,
 		fmt.Sprintf("measured: the workload's %d slow touches (swap-ins and first touches) took %s (slowdown %s), %s each",
-			tc.Total.SlowTouches, nsStr(float64(tc.Total.SlowNS)), percentG(tc.MeasuredSlowdown), nsStr(tc.MeasuredPerSlowNS)),
+			tc.Total.SlowTouches, tier.FormatNs(float64(tc.Total.SlowNS)), tier.FormatPercent(tc.MeasuredSlowdown), tier.FormatNs(tc.MeasuredPerSlowNS)),
 		fmt.Sprintf("measured / model: %.3g (slow-touch time over the model's stall for the measured promotions); %d slow touches against %d promotions",
 			float64(tc.Total.SlowNS)/max(tc.Total.ModelNS, 1), tc.Total.SlowTouches, tc.Promotions))
 	return tc, nil
@@ -120,7 +120,7 @@ func writeTierComparison(w io.Writer, c *agent.Comparison, tc *tierCompare, form
 		tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "window\tmodel stall pred\tmodel stall meas\tslow touches\tslow touch time\t")
 		row := func(name string, d tierWindow) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", name, nsStr(d.ModelPredNS), nsStr(d.ModelNS), d.SlowTouches, nsStr(float64(d.SlowNS)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", name, tier.FormatNs(d.ModelPredNS), tier.FormatNs(d.ModelNS), d.SlowTouches, tier.FormatNs(float64(d.SlowNS)))
 		}
 		for _, d := range tc.Windows {
 			row(strconv.Itoa(d.Window), d)

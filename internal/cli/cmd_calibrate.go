@@ -138,17 +138,15 @@ func runCalibrate(e *env, o calibrateOptions) error {
 // writeTierSummary prints a tier's measured figures for a person.
 func writeTierSummary(e *env, t *tier.Tier) error {
 	p := t.PromotionNs
-	fmt.Fprintf(e.stdout, "%s: swap-in p50 %s, p99 %s, max %s, mean %s", t.Name, nsStr(p.P50), nsStr(p.P99), nsStr(p.Max), nsStr(p.Mean))
+	fmt.Fprintf(e.stdout, "%s: swap-in p50 %s, p99 %s, max %s, mean %s", t.Name, tier.FormatNs(p.P50), tier.FormatNs(p.P99), tier.FormatNs(p.Max), tier.FormatNs(p.Mean))
 	if r := t.ResidentTouchNs; r != nil {
-		fmt.Fprintf(e.stdout, " (resident touch p50 %s)", nsStr(r.P50))
+		fmt.Fprintf(e.stdout, " (resident touch p50 %s)", tier.FormatNs(r.P50))
 	}
-	fmt.Fprintf(e.stdout, "; swap-out %s per page; %.0f bytes kept per 4096-byte page (content %s)\n", nsStr(t.DemotionNsPerPage), t.StoredBytesPerPage, t.Content)
+	fmt.Fprintf(e.stdout, "; swap-out %s per page; %.0f bytes kept per 4096-byte page (content %s)\n", tier.FormatNs(t.DemotionNsPerPage), t.StoredBytesPerPage, t.Content)
 	for _, c := range t.Contents {
 		fmt.Fprintf(e.stdout, "  %-20s %7d pages  compressed %6.0f B/page  memory %6.0f B/page  same-filled %d  swap-in p50 %s p99 %s  swap-out %s/page\n",
 			c.Name, c.Pages, float64(c.ComprBytes)/float64(max(c.Pages, 1)), c.StoredBytesPerPage(), c.SamePages,
-			nsStr(c.PromotionNs.P50), nsStr(c.PromotionNs.P99), nsStr(c.DemotionNsPerPage))
+			tier.FormatNs(c.PromotionNs.P50), tier.FormatNs(c.PromotionNs.P99), tier.FormatNs(c.DemotionNsPerPage))
 	}
 	return nil
 }
-
-func nsStr(ns float64) string { return seconds(ns / 1e9) }

@@ -15,6 +15,7 @@ import (
 	"mdk/report"
 	"mdk/result"
 	"mdk/stats"
+	"mdk/tier"
 )
 
 // demoParams make the demo's workload (mdk gen --model zipf --param ...):
@@ -91,7 +92,7 @@ DIR, and prints each policy's best setting at promotion-rate targets of 0.5%,
 			if err := writeFile(htmlPath, func(w io.Writer) error { return report.Generate(w, data, report.Options{}) }); err != nil {
 				return err
 			}
-			if err := writeChoices(e, rs, result.MaxPR, result.DefaultTargets); err != nil {
+			if err := report.WriteBestTable(e.stdout, rs, report.TableOptions{X: tier.StatAxis(result.MaxPR), Targets: result.DefaultTargets}); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "\n%d settings of 5 policies in one pass.\nwrote %s\nwrote %s\nwrote %s (open it in a browser)\n", len(rs), csvPath, svgPath, htmlPath)

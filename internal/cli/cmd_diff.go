@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mdk/report"
 	"mdk/result"
 	"mdk/stats"
 )
@@ -51,10 +52,11 @@ func runDiff(e *env, o diffOptions, a, b string) error {
 	if o.mpc.tier != "" || o.mpc.sample.rate != "" {
 		return usagef("diff takes neither --tier nor --sample")
 	}
-	st, targets, err := o.mpc.parse()
+	x, targets, err := o.mpc.parse()
 	if err != nil {
 		return err
 	}
+	st := x.Stat // diff takes no --tier
 	if sameFile(a, b) || a == "-" && b == "-" {
 		return usagef("diff: A and B are the same file %s", a)
 	}
@@ -74,7 +76,7 @@ func runDiff(e *env, o diffOptions, a, b string) error {
 	}
 	curves := [2][]*result.Result{}
 	for i, path := range []string{a, b} {
-		if curves[i], err = e.curves(path, o.mpc); err != nil {
+		if curves[i], err = e.curves(path, o.mpc, x); err != nil {
 			return err
 		}
 	}
@@ -125,7 +127,7 @@ func runDiff(e *env, o diffOptions, a, b string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "policy\ttarget %s\tbest on A\tsavings A\tbest on B\tsavings B\tB - A\tA's on B\t%s\n", st, st)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%s\t%.2f%%\t%+.2f pts\t%.2f%%\t%.4f%%\n", r.Policy, formatTarget(r.Target),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%s\t%.2f%%\t%+.2f pts\t%.2f%%\t%.4f%%\n", r.Policy, report.FormatTarget(r.Target),
 			r.A, 100*r.SavA, r.B, 100*r.SavB, 100*(r.SavB-r.SavA), 100*r.AOnB, 100*r.AOnBX)
 	}
 	return tw.Flush()

@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 	"mdk/report"
 	"mdk/result"
 	"mdk/sim"
+	"mdk/tier"
 	"mdk/trace"
 	"mdk/tune"
 )
@@ -83,14 +83,15 @@ the error; max_pr from a sample is biased upward.`,
 	return cmd
 }
 
-// curves runs the generator for o's policies over the trace at path.
-func (e *env) curves(path string, o mpcOptions) ([]*result.Result, error) {
-	rs, _, err := e.curvesWindow(path, o)
+// curves runs the generator for o's policies over the trace at path; x is
+// o's --x, parsed (mpcOptions.parse).
+func (e *env) curves(path string, o mpcOptions, x tier.Axis) ([]*result.Result, error) {
+	rs, _, err := e.curvesWindow(path, o, x)
 	return rs, err
 }
 
 // curvesWindow is curves, also returning the trace's window length.
-func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Duration, error) {
+func (e *env) curvesWindow(path string, o mpcOptions, x tier.Axis) ([]*result.Result, time.Duration, error) {
 	r, c, err := e.openTrace(path)
 	if err != nil {
 		return nil, 0, err
@@ -108,7 +109,7 @@ func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Du
 	var ss []policy.Setting
 	if len(specs) > 0 || len(autos) == 0 {
 		// On a tier metric's axis, opp's grid reaches r = 100% (policy.WideGrid).
-		if ss, err = parseSpecsOn(specs, window, o.model, isTierMetric(o.x)); err != nil {
+		if ss, err = parseSpecsOn(specs, window, o.model, x.IsTier()); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -118,7 +119,7 @@ func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Du
 	}
 	var ctl []*result.Result
 	if len(autos) > 0 {
-		if ctl, ss, r, err = e.runControllers(r, autos, ss, o); err != nil {
+		if ctl, ss, r, err = e.runControllers(r, autos, ss, o, x); err != nil {
 			return nil, 0, err
 		}
 		if !s.All() {
@@ -135,7 +136,7 @@ func (e *env) curvesWindow(path string, o mpcOptions) ([]*result.Result, time.Du
 // retunes on stderr. It returns their results, the settings with OPP added
 // at each controller's realised statistic (its headroom is against OPP
 // there), and a reader over the trace for the curves.
-func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting, o mpcOptions) ([]*result.Result, []policy.Setting, trace.Reader, error) {
+func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting, o mpcOptions, x tier.Axis) ([]*result.Result, []policy.Setting, trace.Reader, error) {
 	t, err := trace.ReadAll(r)
 	if err != nil {
 		return nil, nil, nil, err
@@ -155,35 +156,36 @@ func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting
 		}
 		out = append(out, c.Result)
 		fmt.Fprintf(e.stderr, "mdk: auto:%s: %d retunes, %d switches\n", a.Params(), len(c.Run.(*tune.AutoRun).Retunes), len(c.Switches))
-		if _, ok := result.ParseStat(o.x); ok {
-			ppm := int64(c.Result.Stat(result.Stat(o.x)) * policy.MaxPPM) // OPP at the rate it realised, rounded down
+		if !x.IsTier() {
+			ppm := int64(c.Result.Stat(x.Stat) * policy.MaxPPM) // OPP at the rate it realised, rounded down
 			ss = append(ss, policy.OPP{PPM: min(ppm, policy.MaxPPM)})
 		}
 	}
 	return out, ss, t.NewReader(), nil
 }
 
-func (o mpcOptions) parse() (result.Stat, []float64, error) {
-	if err := checkX(o.x, o.tier != ""); err != nil {
-		return "", nil, err
+// parse parses --x (a statistic, or with --tier a tier metric too) and
+// --target.
+func (o mpcOptions) parse() (tier.Axis, []float64, error) {
+	x, err := parseX(o.x, o.tier != "")
+	if err != nil {
+		return tier.Axis{}, nil, err
 	}
-	st := result.Stat(o.x) // or, with --tier, a tier metric
-
 	var targets []float64
 	if o.targets != "" {
 		ppms, err := policy.ParseRates(o.targets)
 		if err != nil {
-			return "", nil, usagef("--target: %v", err)
+			return tier.Axis{}, nil, usagef("--target: %v", err)
 		}
 		for _, p := range ppms {
 			targets = append(targets, float64(p)/policy.MaxPPM)
 		}
 	}
-	return st, targets, nil
+	return x, targets, nil
 }
 
 func runMPC(e *env, o mpcOptions, path string) error {
-	st, targets, err := o.parse()
+	x, targets, err := o.parse()
 	if err != nil {
 		return err
 	}
@@ -199,13 +201,14 @@ func runMPC(e *env, o mpcOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	rs, window, err := e.curvesWindow(path, o)
+	rs, window, err := e.curvesWindow(path, o, x)
 	if err != nil {
 		return err
 	}
 	if t != nil {
-		return writeTierMPC(e, o, rs, targets, t, window)
+		return writeTierMPC(e, o, rs, x, targets, t, window)
 	}
+	st := x.Stat
 	if o.plot != "" {
 		if err := writePlotFile(o.plot, rs, st, o.logX, targets); err != nil {
 			return err
@@ -220,7 +223,9 @@ func runMPC(e *env, o mpcOptions, path string) error {
 		fmt.Fprint(e.stderr, sampleWarning(rs))
 		return result.WriteJSON(e.stdout, rs, false)
 	}
-	if err := writeChoices(e, rs, st, targets); err != nil {
+	fmt.Fprint(e.stdout, report.SampleNote(rs))
+	fmt.Fprint(e.stderr, sampleWarning(rs))
+	if err := report.WriteBestTable(e.stdout, rs, report.TableOptions{X: x, Targets: targets}); err != nil {
 		return err
 	}
 	return writeControllerPoints(e, rs, st)
@@ -276,51 +281,7 @@ func writePlot(path string, rs []*result.Result, opts report.PlotOptions) error 
 func defaultTargets() string {
 	var s []string
 	for _, t := range result.DefaultTargets {
-		s = append(s, formatTarget(t))
+		s = append(s, report.FormatTarget(t))
 	}
 	return strings.Join(s, ",")
-}
-
-// formatTarget formats a target fraction as a rate: 0.005 is "0.5%".
-func formatTarget(t float64) string { return policy.FormatRate(int64(t*policy.MaxPPM + 0.5)) }
-
-// writeChoices prints the best setting of each policy at each target; on
-// a sample, each estimate with its error bound.
-func writeChoices(e *env, rs []*result.Result, st result.Stat, targets []float64) error {
-	fmt.Fprint(e.stdout, sampleNote(rs))
-	fmt.Fprint(e.stderr, sampleWarning(rs))
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "policy\ttarget %s\tbest setting\tsavings\t%s\tpromotions\theadroom vs opp\n", st, st)
-	for _, c := range result.Choose(rs, st, targets) {
-		t := formatTarget(c.Target)
-		if c.Best == nil {
-			fmt.Fprintf(tw, "%s\t%s\t(none meets it)\t\t\t\t\n", c.Policy, t)
-			continue
-		}
-		head := "-"
-		if c.HasHeadroom {
-			head = fmt.Sprintf("%+.2f pts", 100*c.Headroom)
-		}
-		b := c.Best
-		if !b.Sampled() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%.4f%%\t%d\t%s\n", c.Policy, t, b.Params,
-				100*b.Savings(), 100*b.Stat(st), b.TotalPromotions(), head)
-			continue
-		}
-		if c.HasHeadroom {
-			head = fmt.Sprintf("%+.2f pts ±%.2f", 100*c.Headroom, 100*c.HeadroomErr)
-		}
-		stat, _ := result.MetricByName(string(st))
-		sav, _ := result.MetricByName("savings")
-		prom, _ := result.MetricByName("promotions")
-		pm := func(m result.Metric, scale float64, prec int) string {
-			if e, ok := b.PrintedBound(m); ok {
-				return fmt.Sprintf(" ±%.*f", prec, scale*e)
-			}
-			return " (no bound)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%%s\t%.4f%%%s\t%d%s\t%s\n", c.Policy, t, b.Params,
-			100*b.Savings(), pm(sav, 100, 2), 100*b.Stat(st), pm(stat, 100, 4), b.TotalPromotions(), pm(prom, 1, 0), head)
-	}
-	return tw.Flush()
 }

@@ -127,7 +127,7 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if path == "-" {
 		return usagef("report reads the trace twice and needs a file, not standard input")
 	}
-	st, targets, err := o.mpc.parse()
+	x, targets, err := o.mpc.parse()
 	if err != nil {
 		return err
 	}
@@ -142,10 +142,11 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	// --x slowdown (or max_slowdown), with --tier: the targets are on the
 	// tier's estimate and add rows to the best-setting table; the curves
 	// stay on max_pr at the default targets.
+	st := x.Stat
 	var tierX tier.Metric
 	var tierTargets []float64
-	if m, ok := tier.ParseMetric(o.mpc.x); ok {
-		tierX, tierTargets, st, targets = m, targets, "", nil
+	if x.IsTier() {
+		tierX, tierTargets, targets = x.Metric, targets, nil
 		if tierTargets == nil {
 			tierTargets = result.DefaultTargets
 		}
@@ -185,7 +186,7 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if err != nil {
 		return err
 	}
-	rs, window, err := e.curvesWindow(path, o.mpc)
+	rs, window, err := e.curvesWindow(path, o.mpc, x)
 	if err != nil {
 		return err
 	}

@@ -200,17 +200,6 @@ func sampleWarning(rs []*result.Result) string {
 	return w + "\n"
 }
 
-// sampleNote is the line that says how a sampled run's numbers were
-// estimated, for the text outputs.
-func sampleNote(rs []*result.Result) string {
-	if len(rs) == 0 || !rs[0].Sampled() {
-		return ""
-	}
-	r := rs[0]
-	return fmt.Sprintf("sampled: %s of the pages; counts are the sample's x %d, rates the sample's own; ± is a 95%% bound from %d sub-samples (docs/bench.md, sampling)\n",
-		trace.FormatPPM(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
-}
-
 // sizeUnits are the binary units of parseSize, as the kernel's memparse:
 // K is 1024 bytes.
 var sizeUnits = []struct {
