@@ -74,6 +74,8 @@ type Comparison struct {
 	SlowTouches, SlowNS int64
 	// Skips and refusals by cause, over the run.
 	Causes map[string]int64
+
+	trace *trace.Trace // the observed trace
 }
 
 // Compare reads the run directory dir, runs the simulator with setting s on
@@ -114,7 +116,7 @@ func compare(dir string, predict func(t *trace.Trace) (*result.Result, []int64, 
 	if err != nil {
 		return nil, err
 	}
-	cmp := &Comparison{Info: info, Predicted: pred, Causes: map[string]int64{}}
+	cmp := &Comparison{Info: info, Predicted: pred, Causes: map[string]int64{}, trace: t}
 	meas := &result.Result{
 		Policy: pred.Policy, Params: pred.Params, PageSize: pred.PageSize,
 		Promotions: make([]int64, W), Accessed: pred.Accessed,

@@ -335,7 +335,7 @@ func runAgent(e *env, o agentOptions) error {
 }
 
 func newAgentCompareCmd(e *env) *cobra.Command {
-	var format, model, tierName string
+	var format, model, tierName, predictedFrom string
 	cmd := &cobra.Command{
 		Use:   "compare RUN",
 		Short: "Set the simulator's prediction on the observed trace beside what the agent measured",
@@ -357,14 +357,36 @@ predicted and each measured promotion) beside the replay workload's measured
 slow touches and their time, per window and in total, with both slowdowns,
 so the model can be checked and corrected (docs/tiers.md).
 
+With --predicted-from RECORDING (the trace of an earlier run of the same
+application, e.g. mdk record --pid) it sets three things side by side, per
+window and in total: the recording's prediction for the run's setting (what
+the curve said when the setting was chosen), the counterfactual (the
+simulator on the trace observed during the run) and the measurement; and
+splits recorded - measured into time shift (the best alignment offset of
+the two traces' accessed sets), workload change (the rest of the two
+predictions' difference, with the per-window Jaccard of the accessed sets),
+refused pages, safety limits, pages swapped back in and tracker slack,
+which add up in every window (docs/agent.md).
+
 EXIT STATUS
   0    printed
   1    RUN is missing or damaged
   2    bad command line`,
 		Example: `  mdk agent compare run-age
-  mdk agent compare run-age --format csv > side-by-side.csv`,
+  mdk agent compare run-age --format csv > side-by-side.csv
+  mdk agent compare run-paw --predicted-from yesterday.mdkt`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if predictedFrom != "" {
+				if tierName != "" {
+					return usagef("--predicted-from and --tier: give one")
+				}
+				p, err := compareRunPredicted(args[0], model, predictedFrom)
+				if err != nil {
+					return err
+				}
+				return writePredicted(e.stdout, p, format)
+			}
 			t, err := loadTier(tierName)
 			if err != nil {
 				return err
@@ -386,42 +408,91 @@ EXIT STATUS
 	cmd.Flags().StringVar(&format, "format", "text", "output `format`: text, csv or json")
 	cmd.Flags().StringVar(&model, "model", "", "L-OPP model `FILE` of a lopp run (default: the one in run.json)")
 	cmd.Flags().StringVar(&tierName, "tier", "", tierUsage+": the model's stall beside the workload's touches")
+	cmd.Flags().StringVar(&predictedFrom, "predicted-from", "", "recording `TRACE` (of an earlier run, mdk record): its prediction beside the counterfactual and the measurement, the difference split by cause")
 	return cmd
 }
 
 // compareRun reads RUN's setting and compares. A setting or model that
 // does not parse is RUN's damage (exit 1), not the command line's.
 func compareRun(dir, model string) (*agent.Comparison, error) {
-	info, err := agent.ReadRunInfo(dir)
+	s, a, err := runSetting(dir, model)
 	if err != nil {
 		return nil, err
+	}
+	if a != nil {
+		return agent.CompareControlled(dir, a)
+	}
+	return agent.Compare(dir, s)
+}
+
+// compareRunPredicted is compareRun with the prediction of the recording
+// (a trace file) beside it: mdk agent compare RUN --predicted-from.
+func compareRunPredicted(dir, model, recording string) (*agent.Predicted, error) {
+	s, a, err := runSetting(dir, model)
+	if err != nil {
+		return nil, err
+	}
+	rd, c, err := trace.Open(recording)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := trace.ReadAll(rd)
+	c.Close()
+	if err != nil {
+		return nil, err
+	}
+	if a != nil {
+		return agent.ComparePredictedControlled(dir, recording, rec, a)
+	}
+	return agent.ComparePredicted(dir, recording, rec, s)
+}
+
+// runSetting reads RUN's setting: a fixed setting, or a controller (then
+// the setting is nil). A setting or model that does not parse is RUN's
+// damage (exit 1), not the command line's.
+func runSetting(dir, model string) (policy.Setting, *tune.Auto, error) {
+	info, err := agent.ReadRunInfo(dir)
+	if err != nil {
+		return nil, nil, err
 	}
 	meta := filepath.Join(dir, agent.MetaFile)
 	var m policy.Scorer
 	if model != "" {
 		if m, err = loadModel(model); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else if info.Model != "" {
 		if m, err = loadModel(info.Model); err != nil {
-			return nil, fmt.Errorf("%s: model %s: %w", meta, info.Model, errors.Unwrap(err))
+			return nil, nil, fmt.Errorf("%s: model %s: %w", meta, info.Model, errors.Unwrap(err))
 		}
 	}
 	if tune.IsController(info.Setting) {
 		a, err := parseAgentAuto(info.Setting, info.WindowLength(), info.Model)
 		if err != nil {
-			return nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)
+			return nil, nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)
 		}
-		return agent.CompareControlled(dir, a)
+		return nil, a, nil
 	}
 	ss, err := policy.ParseSpecs([]string{info.Setting}, info.WindowLength(), policy.SpecOptions{Model: m})
 	if err == nil && len(ss) != 1 {
 		err = fmt.Errorf("%d settings, a run has one", len(ss))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)
+		return nil, nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)
 	}
-	return agent.Compare(dir, ss[0])
+	return ss[0], nil, nil
+}
+
+func writePredicted(w io.Writer, p *agent.Predicted, format string) error {
+	switch format {
+	case "text":
+		return p.WriteText(w)
+	case "csv":
+		return p.WriteCSV(w)
+	case "json":
+		return p.WriteJSON(w)
+	}
+	return usagef("--format %q: expected text, csv or json", format)
 }
 
 func writeComparison(w io.Writer, c *agent.Comparison, format string) error {
