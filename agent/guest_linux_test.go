@@ -22,7 +22,8 @@ import (
 )
 
 // TestAgentInGuest boots the custom kernel (idle page tracking, DAMON, zram)
-// and runs TestGuestAgentLive and TestGuestAgentDamon there.
+// and runs TestGuestAgentLive, TestGuestAgentDamon and TestGuestAgentAuto
+// there.
 func TestAgentInGuest(t *testing.T) {
 	if _, in := vmtest.InGuest(); in {
 		t.Skip("the host side")
@@ -30,7 +31,7 @@ func TestAgentInGuest(t *testing.T) {
 	kernel := vmtest.Kernel(t, vmtest.Custom)
 	bin := vmtest.BuildTest(t, "mdk/agent")
 	vmtest.RunTest(t, vmtest.GuestTest{
-		Kernel: kernel, Kind: vmtest.Custom, Binary: bin, Run: "^TestGuestAgent(Live|Damon)$",
+		Kernel: kernel, Kind: vmtest.Custom, Binary: bin, Run: "^TestGuestAgent(Live|Damon|Auto)$",
 		Timeout: 15 * time.Minute, Memory: 1024, CPUs: 2,
 	})
 }
@@ -224,4 +225,14 @@ func TestGuestAgentDamon(t *testing.T) {
 	if tot.Decided != tot.PredDecided || tot.Decided == 0 || sum.Out == 0 || accessed == 0 {
 		t.Errorf("decided %d (the simulator %d), %d out, %d accessed: the test checks nothing", tot.Decided, tot.PredDecided, sum.Out, accessed)
 	}
+}
+
+// TestGuestAgentAuto applies the online tuner (auto) for real, on the
+// custom kernel's zram swap, to the replay workload: every window's
+// decisions, measured promotions and saved pages and the setting in force
+// equal sim.RunControlled's on the trace, and so do the switches
+// (TestReplayAutoEqualsSimulator, in the guest's kernel).
+func TestGuestAgentAuto(t *testing.T) {
+	vmtest.RequireGuest(t)
+	replayAutoEqualsSimulator(t)
 }

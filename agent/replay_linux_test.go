@@ -328,7 +328,11 @@ func TestReplayCgroupRefaults(t *testing.T) {
 // pages (sim.RunControlled on the observed trace) and measures its
 // promotions and saved page-windows, and measured.csv's setting column is
 // the simulator's setting of every window, with its switches.
-func TestReplayAutoEqualsSimulator(t *testing.T) {
+func TestReplayAutoEqualsSimulator(t *testing.T) { replayAutoEqualsSimulator(t) }
+
+// replayAutoEqualsSimulator is TestReplayAutoEqualsSimulator, on the host
+// and in the custom guest (TestGuestAgentAuto).
+func replayAutoEqualsSimulator(t *testing.T) {
 	testutil.SetupZram(t, 256<<20)
 	const window = time.Second
 	dir := t.TempDir()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,50 @@ func TestRun(t *testing.T) {
 	fmt.Fprintln(inW, "exit")
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunMaps runs the mappings workload in this process and finds its two
+// mappings in /proc/self/maps at the addresses of its ready line, with
+// their sizes, permissions, offsets and the file's path.
+func TestRunMaps(t *testing.T) {
+	m := Maps{Path: t.TempDir() + "/maps.dat", FilePages: 12, Offset: 3, MapPages: 5, AnonPages: 7}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- RunMaps(m, inR, outW); outW.Close() }()
+	line, _ := bufio.NewReader(outR).ReadString('\n')
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "ready" {
+		t.Fatalf("ready line %q", line)
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip(err)
+	}
+	var fileStart, anonStart uint64
+	fmt.Sscanf(f[1], "%x", &fileStart)
+	fmt.Sscanf(f[2], "%x", &anonStart)
+	want := []string{
+		fmt.Sprintf("%x-%x r--s %08x ", fileStart, fileStart+5*4096, 3*4096),
+		fmt.Sprintf("%x-%x rw-p 00000000 00:00 0 ", anonStart, anonStart+7*4096),
+	}
+	for i, w := range want {
+		found := ""
+		for _, l := range strings.Split(string(maps), "\n") {
+			if strings.HasPrefix(l+" ", w) {
+				found = l
+			}
+		}
+		if found == "" || i == 0 && !strings.HasSuffix(found, m.Path) {
+			t.Errorf("no mapping %q in /proc/self/maps:\n%s", w, maps)
+		}
+	}
+	fmt.Fprintln(inW, "exit")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(m.Path); !os.IsNotExist(err) {
+		t.Errorf("%s is left behind (%v)", m.Path, err)
 	}
 }

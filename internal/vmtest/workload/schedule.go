@@ -13,7 +13,9 @@
 //	exit                  unmap the arena and exit
 //
 // A recording test sends phase K after the recorder's scan K, so that
-// window K of the trace holds exactly phase K's events.
+// window K of the trace holds exactly phase K's events. The package's other
+// workloads: pages shared between processes ([Share]) and mappings of known
+// place, size and offset ([Maps]).
 package workload
 
 import (

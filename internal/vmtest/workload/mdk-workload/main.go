@@ -5,6 +5,7 @@
 //
 //	mdk-workload schedule SEED PAGES PHASES [BLOCK]
 //	mdk-workload share CHILDREN SHARED PRIVATE PERIOD DIR
+//	mdk-workload maps FILE FILE-PAGES OFFSET-PAGES MAP-PAGES ANON-PAGES
 package main
 
 import (
@@ -53,6 +54,8 @@ func run(args []string) error {
 		return workload.RunShare(workload.Share{Children: num(1), Shared: num(2), Private: num(3), Dir: args[5]}, dur(4), os.Stdin, os.Stdout)
 	case len(args) == 4 && args[0] == "share-child" && num(1) > 0 && num(2) > 0 && dur(3) > 0:
 		return workload.RunShareChild(num(1), num(2), dur(3))
+	case len(args) == 6 && args[0] == "maps" && num(2) > 0 && num(3) >= 0 && num(4) > 0 && num(5) > 0:
+		return workload.RunMaps(workload.Maps{Path: args[1], FilePages: num(2), Offset: num(3), MapPages: num(4), AnonPages: num(5)}, os.Stdin, os.Stdout)
 	}
-	return fmt.Errorf("usage: mdk-workload schedule SEED PAGES PHASES [BLOCK] | share CHILDREN SHARED PRIVATE PERIOD DIR")
+	return fmt.Errorf("usage: mdk-workload schedule SEED PAGES PHASES [BLOCK] | share CHILDREN SHARED PRIVATE PERIOD DIR | maps FILE FILE-PAGES OFFSET-PAGES MAP-PAGES ANON-PAGES")
 }
