@@ -41,6 +41,14 @@ type selfCheck struct {
 		Broken   []string `json:"broken"`
 		Agrees   bool     `json:"agrees"`
 	} `json:"tune"`
+	Controllers []struct {
+		Rows       int      `json:"rows"`
+		Shown      bool     `json:"shown"`
+		Sentence   string   `json:"sentence"`
+		Savings    *float64 `json:"savings"`
+		Headroom   *float64 `json:"headroom"`
+		OPPSavings *float64 `json:"oppSavings"`
+	} `json:"controllers"`
 	Design *struct {
 		Rows       int       `json:"rows"`
 		Headroom   []float64 `json:"headroom"`
@@ -263,4 +271,25 @@ func TestSampledCurvesInBrowser(t *testing.T) {
 	if !ok || ch.Series != 3*3 || !ch.Canvas || ch.Inked < 1000 {
 		t.Errorf("curves chart: %+v (drawn %v), want 3 series per policy (points, frontier, error bars) with ink", ch, ok)
 	}
+}
+
+// generateInBrowser writes the report of d, opens it in headless chromium
+// and returns its self-check, failing t on any script error, blocked or
+// loaded resource.
+func generateInBrowser(t *testing.T, chromium string, d *Data, opts Options) selfCheck {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Generate(&buf, d, opts); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, _ := openInBrowser(t, chromium, "file://"+path)
+	c := readSelfCheck(t, dom)
+	if len(c.Errors) > 0 || len(c.Violations) > 0 || len(c.Resources) > 0 {
+		t.Errorf("errors %q, blocked %q, loaded %q", c.Errors, c.Violations, c.Resources)
+	}
+	return c
 }

@@ -1,10 +1,7 @@
 package report
 
 import (
-	"bytes"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"mdk/internal/testutil"
@@ -34,19 +31,7 @@ func testDesign(t *testing.T) *Data {
 func TestDesignInBrowser(t *testing.T) {
 	chromium := testutil.RequireTool(t, "chromium")
 	d := testDesign(t)
-	var buf bytes.Buffer
-	if err := Generate(&buf, d, Options{MaxPoints: 100}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dom, _ := openInBrowser(t, chromium, "file://"+path)
-	c := readSelfCheck(t, dom)
-	if len(c.Errors) > 0 || len(c.Violations) > 0 || len(c.Resources) > 0 {
-		t.Errorf("errors %q, blocked %q, loaded %q", c.Errors, c.Violations, c.Resources)
-	}
+	c := generateInBrowser(t, chromium, d, Options{MaxPoints: 100})
 	want := map[string]int{"chart-design-cause": 3, "chart-design-region": 3, "chart-whatif-0": 2 * 5, "chart-whatif-1": 2 * 5}
 	for id, n := range want {
 		ch, ok := c.Charts[id]

@@ -53,6 +53,18 @@ type Data struct {
 	// Design, if set, adds the design section (mdk report --design): the
 	// headroom against OPP by cause and by region, and what-if curves.
 	Design *Design
+	// Controllers are runs of controllers on the trace (any
+	// policy.Controller, as sim.RunControlled runs it), each also among
+	// Results: the report then has a Controllers section placing each one's
+	// realised point beside the fixed policies and OPP at the statistic it
+	// realised (result.AtRealised).
+	Controllers []Controller
+}
+
+// Controller is one controller's run on the trace.
+type Controller struct {
+	Result   *result.Result // the run; its Policy and Params name the controller
+	Switches int            // how many times its setting changed
 }
 
 // Options choose what a report shows.
@@ -131,6 +143,64 @@ type page struct {
 	Warnings []string
 	Tune     *tuneView
 	Sample   string // on a sample: how its numbers are estimated
+	// Controllers is the Controllers section (Data.Controllers).
+	Controllers []controllerView
+}
+
+// controllerView is one controller in the Controllers section: its realised
+// point, OPP's and each fixed policy's best setting at its statistic, in
+// rows, with the sentence and mdk mpc's line.
+type controllerView struct {
+	Name, Sentence, Line string
+	Switches             int
+	Rows                 []realisedRow
+}
+
+// realisedRow is one row of a controller's table.
+type realisedRow struct {
+	What, Policy, Params string
+	Found                bool
+	Savings, Stat        float64
+	Headroom             float64 // OPP's savings minus this row's
+	HasHeadroom          bool
+	Promotions           int64
+}
+
+// newControllerViews places each controller on the fixed settings' curves.
+func newControllerViews(d *Data, st result.Stat) []controllerView {
+	isCtl := map[*result.Result]bool{}
+	for _, c := range d.Controllers {
+		isCtl[c.Result] = true
+	}
+	var fixed []*result.Result
+	for _, r := range d.Results {
+		if !isCtl[r] {
+			fixed = append(fixed, r)
+		}
+	}
+	var out []controllerView
+	for _, c := range d.Controllers {
+		re := result.AtRealised(c.Result, fixed, st)
+		v := controllerView{Name: re.Name(), Sentence: re.Sentence(), Line: re.Line(), Switches: c.Switches}
+		row := func(what string, r *result.Result, policy string) realisedRow {
+			w := realisedRow{What: what, Policy: policy}
+			if r == nil {
+				return w
+			}
+			w.Params, w.Found, w.Savings, w.Stat, w.Promotions = r.Params, true, r.Savings(), r.Stat(st), r.TotalPromotions()
+			if re.OPP != nil {
+				w.Headroom, w.HasHeadroom = re.OPP.Savings()-r.Savings(), true
+			}
+			return w
+		}
+		v.Rows = append(v.Rows, row("controller", c.Result, c.Result.Policy))
+		v.Rows = append(v.Rows, row("OPP, the same budget", re.OPP, "opp"))
+		for _, p := range re.Policies {
+			v.Rows = append(v.Rows, row("best fixed setting", p.Best, p.Policy))
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // tuneView is the Tuning section: a tune.Report in the words of mdk tune's
@@ -142,6 +212,10 @@ type tuneView struct {
 	Rows               []tune.Choice
 	OPP                *tune.Yardstick
 	Warnings           []string
+	// Controllers are the report's controllers' comparison rows
+	// (tune.ControllerChoice.Rows), the controller's own setting column
+	// its retunes, as mdk tune prints them.
+	Controllers []tune.CompareRow
 }
 
 type partView struct {
@@ -157,10 +231,19 @@ func newTuneView(r *tune.Report) *tuneView {
 		}
 		return v
 	}
-	return &tuneView{
+	v := &tuneView{
 		SLO: r.SLO.String(), Stat: string(r.SLO.Stat), Bound: policy.FormatRate(r.SLO.PPM), Claim: template.HTML(r.SLO.YardstickClaim()),
 		Train: part(r.Train), Valid: part(r.Validation), Eval: part(r.Eval), Rows: r.Policies, OPP: r.OPP, Warnings: r.Warnings,
 	}
+	for i := range r.Controllers {
+		for _, row := range r.Controllers[i].Rows(r.OPP) {
+			if row.Kind == "controller" {
+				row.Setting = fmt.Sprintf("(%d retunes)", r.Controllers[i].Retunes)
+			}
+			v.Controllers = append(v.Controllers, row)
+		}
+	}
+	return v
 }
 
 type bestRow struct {
@@ -242,6 +325,7 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 	if data.Tune != nil {
 		pg.Tune = newTuneView(data.Tune)
 	}
+	pg.Controllers = newControllerViews(data, opts.X)
 	if r := data.Results[0]; r.Sampled() {
 		pg.Header = append(slices.Clone(pg.Header), result.SampleHeader()...)
 		pg.Sample = fmt.Sprintf("Sampled: %s of the pages (a seeded hash of space and page). Counts (promotions, saved and alive page-windows, memory) are the sample's times %d; rates (promotion rates, savings) are the sample's own. ± is an approximate 95%% bound from %d disjoint random sub-samples; the *_err columns below give it for every metric. On the curves, each point's vertical bar is its savings ±; the statistic's ± is in its tooltip.",

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,4 +148,35 @@ func exampleAuto(t *testing.T, spec string) (*tune.Auto, *sim.Controlled) {
 		t.Fatal(err)
 	}
 	return a, want
+}
+
+// TestAutoInReport: mdk report's Controllers section prints the controller's
+// line exactly as mdk mpc prints it for the same policies, and its
+// sentence beside OPP and age at the controller's realised max_pr.
+func TestAutoInReport(t *testing.T) {
+	const path = "../../testdata/example.txt"
+	const spec = "auto:age,A=0..3,slo=max_pr<=50%,history=4,every=2,margin=0%"
+	code, out, errOut := run(t, "", "mpc", path, "-p", "age:A=0..3", "-p", spec)
+	if code != 0 {
+		t.Fatalf("mpc: exit %d: %s", code, errOut)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "controller auto:") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "headroom vs opp") {
+		t.Fatalf("mpc prints no controller line with a headroom:\n%s", out)
+	}
+	page := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errOut := run(t, "", "report", path, "-p", "age:A=0..3", "-p", spec, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	b := html.UnescapeString(string(must(os.ReadFile(page))))
+	_, want := exampleAuto(t, spec)
+	sentence := fmt.Sprintf("%s saves %.2f%% at max_pr %.4f%%; OPP at %.4f%% saves ", want.Result.Policy+":"+want.Result.Params, 100*want.Result.Savings(), 100*want.Result.MaxPR(), 100*want.Result.MaxPR())
+	if !strings.Contains(b, line) || !strings.Contains(b, sentence) || !strings.Contains(b, "; age at its best (A=") {
+		t.Errorf("the report's Controllers section lacks mpc's line %q or the sentence %q", line, sentence)
+	}
 }

@@ -92,9 +92,16 @@ func (e *env) curves(path string, o mpcOptions, x tier.Axis) ([]*result.Result, 
 
 // curvesWindow is curves, also returning the trace's window length.
 func (e *env) curvesWindow(path string, o mpcOptions, x tier.Axis) ([]*result.Result, time.Duration, error) {
+	rs, _, window, err := e.curveSet(path, o, x)
+	return rs, window, err
+}
+
+// curveSet is curvesWindow, also returning the controllers' runs (their
+// results are the last of the results, in spec order).
+func (e *env) curveSet(path string, o mpcOptions, x tier.Axis) ([]*result.Result, []report.Controller, time.Duration, error) {
 	r, c, err := e.openTrace(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	defer c.Close()
 	window := r.Header().Window
@@ -110,25 +117,28 @@ func (e *env) curvesWindow(path string, o mpcOptions, x tier.Axis) ([]*result.Re
 	if len(specs) > 0 || len(autos) == 0 {
 		// On a tier metric's axis, opp's grid reaches r = 100% (policy.WideGrid).
 		if ss, err = parseSpecsOn(specs, window, o.model, x.IsTier()); err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
 	s, k, err := o.sample.parse()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	var ctl []*result.Result
+	var ctl []report.Controller
 	if len(autos) > 0 {
 		if ctl, ss, r, err = e.runControllers(r, autos, ss, o, x); err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		if !s.All() {
-			return nil, 0, usagef("--sample: a controller (auto) needs every page")
+			return nil, nil, 0, usagef("--sample: a controller (auto) needs every page")
 		}
 	}
 	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc"), Sample: s, Groups: k})
 	e.endProgress()
-	return append(rs, ctl...), window, err
+	for _, c := range ctl {
+		rs = append(rs, c.Result)
+	}
+	return rs, ctl, window, err
 }
 
 // runControllers reads the trace into memory and runs each controller
@@ -136,7 +146,7 @@ func (e *env) curvesWindow(path string, o mpcOptions, x tier.Axis) ([]*result.Re
 // retunes on stderr. It returns their results, the settings with OPP added
 // at each controller's realised statistic (its headroom is against OPP
 // there), and a reader over the trace for the curves.
-func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting, o mpcOptions, x tier.Axis) ([]*result.Result, []policy.Setting, trace.Reader, error) {
+func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting, o mpcOptions, x tier.Axis) ([]report.Controller, []policy.Setting, trace.Reader, error) {
 	t, err := trace.ReadAll(r)
 	if err != nil {
 		return nil, nil, nil, err
@@ -144,7 +154,7 @@ func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting
 	if !t.Header.Sample.All() {
 		return nil, nil, nil, usagef("a controller (auto) needs a trace of every page, not a %s sample", t.Header.Sample)
 	}
-	var out []*result.Result
+	var out []report.Controller
 	for _, spec := range specs {
 		a, err := parseAuto(spec, t.Header.Window, o.tier, o.model)
 		if err != nil {
@@ -154,7 +164,7 @@ func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		out = append(out, c.Result)
+		out = append(out, report.Controller{Result: c.Result, Switches: len(c.Switches)})
 		fmt.Fprintf(e.stderr, "mdk: auto:%s: %d retunes, %d switches\n", a.Params(), len(c.Run.(*tune.AutoRun).Retunes), len(c.Switches))
 		if !x.IsTier() {
 			ppm := int64(c.Result.Stat(x.Stat) * policy.MaxPPM) // OPP at the rate it realised, rounded down
@@ -245,12 +255,7 @@ func writeControllerPoints(e *env, rs []*result.Result, st result.Stat) error {
 		if r.Policy != "auto" {
 			continue
 		}
-		x := r.Stat(st)
-		line := fmt.Sprintf("controller auto:%s: %s %.4f%%, savings %.2f%%", r.Params, st, 100*x, 100*r.Savings())
-		if b := result.Best(opp, st, x); b != nil {
-			line += fmt.Sprintf("; headroom vs opp at %s <= %.4f%%: %+.2f pts (opp:%s saves %.2f%%)", st, 100*x, 100*(b.Savings()-r.Savings()), b.Params, 100*b.Savings())
-		}
-		if _, err := fmt.Fprintln(e.stdout, line); err != nil {
+		if _, err := fmt.Fprintln(e.stdout, result.AtRealised(r, opp, st).Line()); err != nil {
 			return err
 		}
 	}

@@ -83,6 +83,12 @@ each "at most 1% slowdown" target (--x slowdown --target 1%; default
 targets 0.5%,1%,2%,5%), after the rows at the default max_pr targets, which
 the curves keep.
 
+With a controller among the --policy specs (-p 'auto:paw,slo=max_pr<=2%'),
+the report has a Controllers section: each controller's realised point
+beside OPP and each fixed policy's best setting at the statistic it
+realised ("auto:... saves A% at max_pr B%; OPP at B% saves C%; age at its
+best, D%"), with the line mdk mpc prints for it and its switches.
+
 With --design the report adds a design section (docs/headroom.md): each
 policy's best setting at the first target compared gap by gap with OPP at
 its own statistic (mdk headroom), as stacked bars of the headroom by cause
@@ -186,13 +192,13 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if err != nil {
 		return err
 	}
-	rs, window, err := e.curvesWindow(path, o.mpc, x)
+	rs, ctl, window, err := e.curveSet(path, o.mpc, x)
 	if err != nil {
 		return err
 	}
 	data := &report.Data{
 		Trace: path, SHA256: sum, Command: cmdline, Version: Version,
-		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window, Agent: agentRun,
+		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window, Agent: agentRun, Controllers: ctl,
 	}
 	if tcfg != nil {
 		if data.Tune, err = e.tuneOne(path, *tcfg); err != nil {

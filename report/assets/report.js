@@ -353,6 +353,23 @@
       causeSums: D.design.settings.map(function (_, r) { return sum(D.design.byCause, r); }),
       regionSums: D.design.settings.map(function (_, r) { return sum(D.design.byRegion, r); }) };
   }
+  // The controllers section, if any: per controller, its table's rows,
+  // whether the table and its sentence are shown, and the controller row's
+  // savings and headroom beside OPP's savings (the headroom must be their
+  // difference).
+  var ctables = document.querySelectorAll('table.controller-table');
+  if (ctables.length) {
+    var cell = function (r, col) {
+      var c = r && r.querySelector('[data-col="' + col + '"]');
+      return c && c.getAttribute('data-v') !== '' ? Number(c.getAttribute('data-v')) : null;
+    };
+    check.controllers = Array.prototype.map.call(ctables, function (tb) {
+      var ctl = tb.querySelector('tr[data-what="controller"]'), opp = tb.querySelector('tr[data-policy="opp"]');
+      var s = document.querySelector('p.realised[data-controller="' + tb.getAttribute('data-controller') + '"]');
+      return { rows: tb.querySelectorAll('tbody tr').length, shown: tb.offsetHeight > 0 && !!s && s.offsetHeight > 0,
+        sentence: s ? s.textContent : '', savings: cell(ctl, 'savings'), headroom: cell(ctl, 'headroom'), oppSavings: cell(opp, 'savings') };
+    });
+  }
   // A test opens the page with #sorttest: sort the best-setting table by
   // savings, descending (two clicks), and record the order.
   if (location.hash === '#sorttest') {
