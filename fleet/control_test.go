@@ -25,7 +25,11 @@ var ctlSpecs = []string{"auto:age,A=0..12,slo=max_pr<=5%,history=6,every=2", "au
 // summed exactly here, and that the fixed settings' rows and the tuning are
 // what they are without the controllers.
 func TestControllersEqualSim(t *testing.T) {
-	paths, err := fleettest.Write(t.TempDir(), 7)
+	n := 7 // every gen model, text and binary
+	if testing.Short() {
+		n = 3 // the race pass
+	}
+	paths, err := fleettest.Write(t.TempDir(), n)
 	if err != nil {
 		t.Fatal(err)
 	}
