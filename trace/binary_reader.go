@@ -41,7 +41,7 @@ type binaryReader struct {
 	seeker  io.ReadSeeker
 	size    int64
 	version uint32
-	parts   Partitioning // version 3's
+	parts   Partitioning // version 3's and 4's
 }
 
 // NewBinaryReader returns a reader of a binary trace (docs/trace-format.md)
@@ -55,7 +55,7 @@ func NewBinaryReader(r io.Reader, name string) (Reader, error) {
 	if err := br.readHeader(); err != nil {
 		return nil, err
 	}
-	if br.version == BinaryPartitionedVersion {
+	if br.version == BinaryPartitionedVersion || br.version == binaryPartitionedV3 {
 		return newPartReader(br), nil
 	}
 	return br, nil
@@ -99,8 +99,8 @@ func (br *binaryReader) readHeader() error {
 		return err
 	}
 	version := binary.LittleEndian.Uint32(fixed[8:])
-	if version != BinaryVersion && version != BinarySampledVersion && version != BinaryPartitionedVersion {
-		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads versions %d, %d and %d)", version, BinaryVersion, BinarySampledVersion, BinaryPartitionedVersion)
+	if version != BinaryVersion && version != BinarySampledVersion && version != binaryPartitionedV3 && version != BinaryPartitionedVersion {
+		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads versions %d, %d, %d and %d)", version, BinaryVersion, BinarySampledVersion, binaryPartitionedV3, BinaryPartitionedVersion)
 	}
 	br.version = version
 	h := binary.LittleEndian.Uint32(fixed[12:])
@@ -135,7 +135,7 @@ func (br *binaryReader) readHeader() error {
 		sample.PPM = int64(ppm)
 	}
 	var parts Partitioning
-	if version == BinaryPartitionedVersion {
+	if version == BinaryPartitionedVersion || version == binaryPartitionedV3 {
 		ppm := d.uvarint()
 		parts.Seed = d.uvarint()
 		n := d.uvarint()

@@ -40,7 +40,7 @@ type binaryWriter struct {
 // window whose WriteWindow returned. Close writes the end block; it does not
 // close w. When h.Windows is not 0 exactly that many windows must be written.
 func NewBinaryWriter(w io.Writer, h Header) (Writer, error) {
-	return newBinaryWriter(w, h, Partitioning{})
+	return newBinaryWriter(w, h, Partitioning{}, 0)
 }
 
 // NewPartitionedWriter returns a writer of a partitioned binary trace
@@ -55,10 +55,12 @@ func NewPartitionedWriter(w io.Writer, h Header, p Partitioning) (Writer, error)
 	if !p.On() {
 		return nil, fmt.Errorf("trace: binary writer: %d partitions: want 1 .. %d", p.Count, MaxPartitions)
 	}
-	return newBinaryWriter(w, h, p)
+	return newBinaryWriter(w, h, p, BinaryPartitionedVersion)
 }
 
-func newBinaryWriter(w io.Writer, h Header, parts Partitioning) (Writer, error) {
+// newBinaryWriter writes version 1 or 2, or if parts are on, the
+// partitioned version partVersion (3 or 4).
+func newBinaryWriter(w io.Writer, h Header, parts Partitioning, partVersion uint32) (Writer, error) {
 	if _, _, err := zstdCoders(); err != nil {
 		return nil, fmt.Errorf("trace: binary writer: %w", err)
 	}
@@ -84,7 +86,7 @@ func newBinaryWriter(w io.Writer, h Header, parts Partitioning) (Writer, error) 
 		if err := parts.Validate(); err != nil {
 			return nil, fmt.Errorf("trace: binary writer: %w", err)
 		}
-		version = BinaryPartitionedVersion
+		version = partVersion
 		fields = partitionFields(fields, h, parts)
 	case !h.Sample.All():
 		version = BinarySampledVersion
@@ -100,7 +102,7 @@ func newBinaryWriter(w io.Writer, h Header, parts Partitioning) (Writer, error) 
 	buf = append(buf, fields...)
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf[len(BinaryMagic):], castagnoli))
 	if parts.On() {
-		return newPartWriter(w, h, parts, check, buf)
+		return newPartWriter(w, h, parts, version, check, buf)
 	}
 	if _, err := w.Write(buf); err != nil {
 		return nil, fmt.Errorf("trace: write binary header: %w", err)

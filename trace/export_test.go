@@ -1,5 +1,7 @@
 package trace
 
+import "io"
+
 // SetHistChunk sets the IDs a HistWalker's goroutine claims at a time, so
 // that tests share small windows between goroutines.
 func SetHistChunk(hw *HistWalker, n int) { hw.chunk = n }
@@ -20,3 +22,14 @@ func StateOnHeap(hw *HistWalker) bool {
 	}
 	return hw.p64.heap
 }
+
+// NewPartitionedWriterVersion returns a writer of a partitioned trace of
+// the given version: 3 (the new pages once for all partitions, as the mdk
+// of version 3 wrote it) or 4 (NewPartitionedWriter's), so that tests read
+// both.
+func NewPartitionedWriterVersion(w io.Writer, h Header, p Partitioning, version uint32) (Writer, error) {
+	return newBinaryWriter(w, h, p, version)
+}
+
+// BinaryPartitionedV3 is the first partitioned version.
+const BinaryPartitionedV3 = binaryPartitionedV3

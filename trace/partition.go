@@ -4,7 +4,7 @@ import "fmt"
 
 // Partitioning splits a trace's pages into Count partitions by the sampling
 // hash ([Sample.Hash]) with Seed, so that a sample with the same seed is the
-// first partitions of its trace (docs/trace-format.md, version 3). The zero
+// first partitions of its trace (docs/trace-format.md, versions 3 and 4). The zero
 // Partitioning is a trace that is not partitioned.
 type Partitioning struct {
 	Count int    // partitions, 1 .. MaxPartitions; 0: not partitioned
@@ -14,8 +14,9 @@ type Partitioning struct {
 // MaxPartitions is the most partitions a trace may have.
 const MaxPartitions = 4096
 
-// DefaultPartitions is the partition count of mdk convert --partitions and
-// mdk record --sample: a 1% sample of a whole trace is one partition.
+// DefaultPartitions is the partition count the docs suggest for a whole
+// trace (mdk convert --partitions 100): a 1% sample of it is one partition.
+// (mdk record --sample writes fewer: a sampled trace is small.)
 const DefaultPartitions = 100
 
 // DefaultPartitionSeed is the seed a whole trace is partitioned with unless

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,11 +21,19 @@ import (
 // partition alike, never a panic; a file that reads cleanly writes back to
 // one that reads the same.
 func FuzzPartitionedReader(f *testing.F) {
+	old, err := os.ReadFile("testdata/v3/example.mdkt") // written by the mdk of version 3
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(old)
 	rng := testutil.Rand(12)
 	for i := range 6 {
-		data := encodeParts(f, binRandom(rng), []int{1, 3, 16}[i%3], uint64(i))
-		f.Add(data)
-		f.Add(data[:len(data)*2/3])
+		tr := binRandom(rng)
+		for _, v := range partVersions {
+			data := encodePartsV(f, tr, []int{1, 3, 16}[i%3], uint64(i), v)
+			f.Add(data)
+			f.Add(data[:len(data)*2/3])
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		partFuzzOne(t, data)
@@ -142,24 +152,32 @@ func partFixCRCs(data []byte) []byte {
 
 // TestPartitionedLyingIndex: an index that claims more bytes than the file
 // holds is reported at the segment's payload, naming its byte offset,
-// without allocating what it claims.
+// without allocating what it claims (versions 3 and 4).
 func TestPartitionedLyingIndex(t *testing.T) {
+	for _, v := range partVersions {
+		t.Run(fmt.Sprint("version ", v), func(t *testing.T) { partLyingIndex(t, v) })
+	}
+}
+
+func partLyingIndex(t *testing.T, v uint32) {
 	tr := binRandom(testutil.Rand(3))
 	for len(tr.Windows) == 0 {
 		tr = binRandom(testutil.Rand(uint64(len(tr.Pages) + 4)))
 	}
-	data := encodeParts(t, tr, 2, 1)
+	data := encodePartsV(t, tr, 2, 1, v)
 	h := int(binary.LittleEndian.Uint32(data[12:]))
 	seg := 16 + h + 4
 	if data[seg] != 'S' {
 		t.Fatalf("no segment at byte %d", seg)
 	}
-	// A new index: no new pages, partition 0 claims 2^27 compressed
-	// bytes, partition 1 none.
+	// A new index: no new pages (version 3), partition 0 claims 2^27
+	// compressed bytes, partition 1 none.
 	var idx []byte
-	idx = binary.AppendUvarint(idx, 0)
-	idx = binary.AppendUvarint(idx, 0)
-	idx = binary.LittleEndian.AppendUint32(idx, 0)
+	if v == trace.BinaryPartitionedV3 {
+		idx = binary.AppendUvarint(idx, 0)
+		idx = binary.AppendUvarint(idx, 0)
+		idx = binary.LittleEndian.AppendUint32(idx, 0)
+	}
 	idx = binary.AppendUvarint(idx, 1<<27)
 	idx = binary.AppendUvarint(idx, 1<<28)
 	idx = binary.LittleEndian.AppendUint32(idx, 0)
@@ -191,17 +209,28 @@ func TestPartitionedLyingIndex(t *testing.T) {
 
 // TestPartitionedDamageIsLocal: a damaged partition's payload stops the
 // readers of that partition, at its byte offset, and not the readers of
-// the others.
+// the others (versions 3 and 4).
 func TestPartitionedDamageIsLocal(t *testing.T) {
 	c := genTraces(t)[4]
-	data := encodeParts(t, c, 10, 1)
+	for _, v := range partVersions {
+		t.Run(fmt.Sprint("version ", v), func(t *testing.T) { partDamageIsLocal(t, c, v) })
+	}
+}
+
+func partDamageIsLocal(t *testing.T, c *trace.Trace, v uint32) {
+	data := encodePartsV(t, c, 10, 1, v)
 	h := int(binary.LittleEndian.Uint32(data[12:]))
 	seg := 16 + h + 4
 	x := int(binary.LittleEndian.Uint32(data[seg+9:]))
-	// The offset of partition 5's payload (after the new pages').
+	// The offset of partition 5's payload (after the new pages' in
+	// version 3).
 	idx := data[seg+17 : seg+17+x]
 	off := seg + 17 + x
-	for p, i := -1, 0; p < 5; p++ {
+	p := -1
+	if v != trace.BinaryPartitionedV3 {
+		p = 0
+	}
+	for i := 0; p < 5; p++ {
 		_, m := binary.Uvarint(idx[i:])
 		l, m2 := binary.Uvarint(idx[i+m:])
 		off += int(l >> 1)

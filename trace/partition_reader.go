@@ -10,7 +10,7 @@ import (
 )
 
 // PartitionedReader is implemented by the reader of a partitioned binary
-// trace (version 3). Besides the merged windows of Read (every selected
+// trace (versions 3 and 4). Besides the merged windows of Read (every selected
 // partition's pages, with dense IDs of their own), it gives each
 // partition's windows apart, for engines that work per partition: call
 // NextSegment, then PartitionWindow for each window of the segment and each
@@ -39,16 +39,17 @@ type PartitionedReader interface {
 
 // partReader reads a partitioned binary trace.
 type partReader struct {
-	br    *binaryReader // the file, its header and the next window to return
-	pt    partitioner
-	nsel  int         // the first nsel partitions are read
-	pages partState   // the new pages' payload
-	parts []partState // the partitions'
+	br      *binaryReader // the file, its header and the next window to return
+	pt      partitioner
+	perPart bool        // version 4: each partition's new pages in its payload
+	nsel    int         // the first nsel partitions are read
+	pages   partState   // version 3: the new pages' payload
+	parts   []partState // the partitions'
 	// The current segment.
 	first, n, k int
-	// Unless the reader counts new pages (CountNew), the segment's new
-	// pages of the selected partitions, window by window, and the partition
-	// of each: window k's are segPages[winStart[k]:winStart[k+1]].
+	// Version 3, unless the reader counts new pages (CountNew): the
+	// segment's new pages of the selected partitions, window by window, and
+	// the partition of each: window k's are segPages[winStart[k]:winStart[k+1]].
 	segPages []Page
 	segPart  []uint16
 	winStart []int
@@ -64,6 +65,8 @@ type partReader struct {
 	wins      [2]Window
 	cur       int
 	scratch   Window
+	psc       []Window // version 4: each selected partition's window
+	heads     []int    // version 4: partitions in a merge of their new pages
 	err       error
 }
 
@@ -80,10 +83,11 @@ type partState struct {
 	done   int      // windows of the segment decoded
 	npages uint64   // the partition's pages so far
 	err    error    // sticky, for PartitionWindow
-	idx    []int32  // the segment's pages in this partition (into segPages)
+	idx    []int32  // version 3: the segment's pages in this partition (into segPages)
 	ic     int      // the next of idx
-	runs   []newRun // the segment's windows with new pages in this partition
+	runs   []newRun // version 3: the segment's windows with new pages in this partition
 	rc     int      // the next of runs
+	ni     int      // version 4: the next of the merged window's new pages (psc's New)
 }
 
 // newRun is a window of the segment (k) and how many of its new pages are
@@ -92,7 +96,7 @@ type newRun struct{ k, n uint32 }
 
 func newPartReader(br *binaryReader) *partReader {
 	P := br.parts.Count
-	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), nsel: P}
+	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), nsel: P, perPart: br.version == BinaryPartitionedVersion}
 	pr.parts = make([]partState, P)
 	pr.l2g = make([][]uint32, P)
 	return pr
@@ -169,6 +173,11 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	n := binary.LittleEndian.Uint32(br.small[5:])
 	x := binary.LittleEndian.Uint32(br.small[9:])
 	P := len(pr.parts)
+	from := -1 // version 3: the new pages' entry first
+	if pr.perPart {
+		from = 0
+	}
+	entries := int64(P - from)
 	switch {
 	case int64(first) != int64(br.next):
 		return 0, 0, br.corrupt(start, nil, "segment from window %d where window %d was expected", first, br.next)
@@ -178,8 +187,8 @@ func (pr *partReader) nextSegment() (int, int, error) {
 		return 0, 0, br.corrupt(start, nil, "segment of %d windows from window %d exceeds the limit of %d windows", n, first, uint64(maxWindows))
 	case br.hdr.Windows != 0 && int64(first)+int64(n) > int64(br.hdr.Windows):
 		return 0, 0, br.corrupt(start, nil, "segment of windows %d..%d beyond the %d windows the header declares", first, int64(first)+int64(n)-1, br.hdr.Windows)
-	case int64(x) > int64(P+1)*indexEntryMax:
-		return 0, 0, br.corrupt(start, nil, "segment index of %d bytes exceeds the %d that %d partitions can need", x, (P+1)*indexEntryMax, P)
+	case int64(x) > entries*indexEntryMax:
+		return 0, 0, br.corrupt(start, nil, "segment index of %d bytes exceeds the %d that %d partitions can need", x, entries*indexEntryMax, P)
 	}
 	index, err := br.readGrowing(nil, int(x), start, " segment index")
 	if err != nil {
@@ -192,7 +201,7 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	d := decoder{p: index}
 	var sumU, sumC uint64
 	off := br.off
-	for i := -1; i < P; i++ {
+	for i := from; i < P; i++ {
 		what := "the new pages"
 		ps := &pr.pages
 		if i >= 0 {
@@ -224,10 +233,12 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	if d.i != len(d.p) {
 		return 0, 0, br.corrupt(start, nil, "segment of window %d: %d unexpected bytes after the index", first, len(d.p)-d.i)
 	}
-	// The payloads: the new pages and the selected partitions read, the
-	// others skipped.
-	if pr.pages.comp, err = br.readGrowing(pr.pages.comp, pr.pages.c, pr.pages.off, " new pages' payload"); err != nil {
-		return 0, 0, err
+	// The payloads: the new pages (version 3) and the selected partitions
+	// read, the others skipped.
+	if !pr.perPart {
+		if pr.pages.comp, err = br.readGrowing(pr.pages.comp, pr.pages.c, pr.pages.off, " new pages' payload"); err != nil {
+			return 0, 0, err
+		}
 	}
 	for p := range pr.parts {
 		ps := &pr.parts[p]
@@ -242,6 +253,9 @@ func (pr *partReader) nextSegment() (int, int, error) {
 		}
 	}
 	pr.first, pr.n = int(first), int(n)
+	if pr.perPart {
+		return pr.first, pr.n, nil
+	}
 	if err := pr.readPages(); err != nil {
 		pr.n = 0
 		return 0, 0, err
@@ -285,7 +299,7 @@ func (br *binaryReader) skip(n, start int64, what string) error {
 	return br.corrupt(start, io.ErrUnexpectedEOF, "truncated window %d%s: file ends at byte offset %d", br.next, what, br.off)
 }
 
-// readPages decodes the segment's new pages and finds their partitions:
+// readPages decodes version 3's new pages of the segment and finds their partitions:
 // each partition's count of them in each window (runs), and unless the
 // reader counts new pages, the pages themselves.
 func (pr *partReader) readPages() error {
@@ -389,6 +403,9 @@ func (pr *partReader) PartitionWindow(p int, win *Window, count bool) error {
 	k := ps.done
 	w := pr.first + k
 	win.Reset(w)
+	if pr.perPart {
+		return pr.partWindow4(p, ps, win, count || pr.count)
+	}
 	// The partition's new pages in this window.
 	m := 0
 	if ps.rc < len(ps.runs) && ps.runs[ps.rc].k == uint32(k) {
@@ -405,6 +422,31 @@ func (pr *partReader) PartitionWindow(p int, win *Window, count bool) error {
 	}
 	ps.npages += uint64(m)
 	if msg := decodeLists(&ps.d, win, ps.npages); msg != "" {
+		ps.err = pr.corrupt(ps.off, w-1, nil, "window %d partition %d payload: %s", w, p, msg)
+		return ps.err
+	}
+	ps.done++
+	return nil
+}
+
+// partWindow4 decodes partition p's next window of a version 4 segment:
+// its new pages, each of which must be in p, then its lists.
+func (pr *partReader) partWindow4(p int, ps *partState, win *Window, count bool) error {
+	w := win.Index
+	n, msg := decodeNew(&ps.d, win, ps.npages, count, func(pg Page) string {
+		if q := pr.pt.of(pg); q != p {
+			if q < 0 {
+				return fmt.Sprintf("page %v is not in the trace's sample", pg)
+			}
+			return fmt.Sprintf("page %v is in partition %d", pg, q)
+		}
+		return ""
+	})
+	if msg == "" {
+		ps.npages += n
+		msg = decodeLists(&ps.d, win, ps.npages)
+	}
+	if msg != "" {
 		ps.err = pr.corrupt(ps.off, w-1, nil, "window %d partition %d payload: %s", w, p, msg)
 		return ps.err
 	}
@@ -439,6 +481,32 @@ func (pr *partReader) read() (*Window, error) {
 	w := pr.first + k
 	out := &pr.wins[pr.cur]
 	out.Reset(w)
+	if pr.perPart {
+		if err := pr.read4(out); err != nil {
+			return nil, err
+		}
+	} else if err := pr.read3(k, out); err != nil {
+		return nil, err
+	}
+	if k+1 == pr.n {
+		for p := range pr.nsel {
+			ps := &pr.parts[p]
+			if ps.d.i != len(ps.d.p) {
+				return nil, pr.corrupt(ps.off, w-1, nil, "partition %d payload: %d unexpected bytes after window %d", p, len(ps.d.p)-ps.d.i, w)
+			}
+		}
+	}
+	pr.k++
+	br.next = w + 1
+	if pr.double {
+		pr.cur ^= 1
+	}
+	return out, nil
+}
+
+// read3 merges window k of a version 3 segment into out.
+func (pr *partReader) read3(k int, out *Window) error {
+	br := pr.br
 	// The selected partitions' new pages, in (space, page) order (when
 	// they are counted, the order of their IDs does not matter).
 	if pr.count {
@@ -466,31 +534,103 @@ func (pr *partReader) read() (*Window, error) {
 	sc := &pr.scratch
 	for p := range pr.nsel {
 		if err := pr.PartitionWindow(p, sc, true); err != nil {
-			return nil, err
+			return err
 		}
-		m := pr.l2g[p]
-		for _, id := range sc.Accessed {
-			out.Accessed = append(out.Accessed, m[id])
-		}
-		for _, id := range sc.Born {
-			out.Born = append(out.Born, m[id])
-		}
-		for _, id := range sc.Freed {
-			out.Freed = append(out.Freed, m[id])
-		}
+		pr.appendLists(out, p, sc)
 	}
-	if k+1 == pr.n {
-		for p := range pr.nsel {
-			ps := &pr.parts[p]
-			if ps.d.i != len(ps.d.p) {
-				return nil, pr.corrupt(ps.off, w-1, nil, "partition %d payload: %d unexpected bytes after window %d", p, len(ps.d.p)-ps.d.i, w)
+	return nil
+}
+
+// appendLists appends partition p's lists of win to out's, in merged IDs.
+func (pr *partReader) appendLists(out *Window, p int, win *Window) {
+	m := pr.l2g[p]
+	for _, id := range win.Accessed {
+		out.Accessed = append(out.Accessed, m[id])
+	}
+	for _, id := range win.Born {
+		out.Born = append(out.Born, m[id])
+	}
+	for _, id := range win.Freed {
+		out.Freed = append(out.Freed, m[id])
+	}
+}
+
+// read4 merges the next window of a version 4 segment into out: each
+// selected partition's window is decoded, and their new pages merged in
+// (space, page) order (counted, partition by partition), get the next
+// dense IDs.
+func (pr *partReader) read4(out *Window) error {
+	br := pr.br
+	if len(pr.psc) < pr.nsel {
+		pr.psc = make([]Window, pr.nsel)
+	}
+	pr.heads = pr.heads[:0]
+	for p := range pr.nsel {
+		sc := &pr.psc[p]
+		if err := pr.PartitionWindow(p, sc, pr.count); err != nil {
+			return err
+		}
+		if pr.count {
+			for range sc.Unlisted {
+				pr.l2g[p] = append(pr.l2g[p], uint32(pr.npages))
+				pr.npages++
 			}
+			out.Unlisted += sc.Unlisted
+			continue
+		}
+		if len(sc.New) > 0 {
+			pr.parts[p].ni = 0
+			pr.heads = append(pr.heads, p)
 		}
 	}
-	pr.k++
-	br.next = w + 1
-	if pr.double {
-		pr.cur ^= 1
+	if !pr.count {
+		// A k-way merge: heads is a min-heap of the partitions by their
+		// next new page.
+		less := func(a, b int) bool {
+			pa, pb := pr.heads[a], pr.heads[b]
+			return pageLess(pr.psc[pa].New[pr.parts[pa].ni], pr.psc[pb].New[pr.parts[pb].ni])
+		}
+		h := pr.heads
+		for i := len(h)/2 - 1; i >= 0; i-- {
+			siftDown(h, i, less)
+		}
+		for len(h) > 0 {
+			p := h[0]
+			ps := &pr.parts[p]
+			out.New = append(out.New, pr.psc[p].New[ps.ni])
+			pr.l2g[p] = append(pr.l2g[p], uint32(pr.npages))
+			pr.npages++
+			if ps.ni++; ps.ni == len(pr.psc[p].New) {
+				h[0] = h[len(h)-1]
+				h = h[:len(h)-1]
+				pr.heads = h
+			}
+			siftDown(h, 0, less)
+		}
+		if !pr.discard {
+			br.pages = append(br.pages, out.New...)
+		}
 	}
-	return out, nil
+	for p := range pr.nsel {
+		pr.appendLists(out, p, &pr.psc[p])
+	}
+	return nil
+}
+
+// siftDown restores the heap order of h below i.
+func siftDown(h []int, i int, less func(a, b int) bool) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && less(c+1, c) {
+			c++
+		}
+		if !less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }

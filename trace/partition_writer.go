@@ -8,13 +8,20 @@ import (
 	"slices"
 )
 
-// The partitioned binary format, version 3 (docs/trace-format.md): the
-// windows come in segments, and a segment holds one payload per partition,
-// each compressed alone, behind an index of their sizes.
+// The partitioned binary formats, versions 3 and 4 (docs/trace-format.md):
+// the windows come in segments, and a segment holds one payload per
+// partition, each compressed alone, behind an index of their sizes.
+// Version 3 stores a window's new pages once, in a payload of their own
+// before the partitions'; version 4 stores each partition's new pages in
+// its own payload, so that a reader of some partitions reads only theirs.
 
 const (
-	// BinaryPartitionedVersion is the version of a partitioned binary trace.
-	BinaryPartitionedVersion = 3
+	// BinaryPartitionedVersion is the version of a partitioned binary trace
+	// as mdk writes it: each partition's new pages in its own payload.
+	BinaryPartitionedVersion = 4
+	// binaryPartitionedV3 is the first partitioned version, whose new pages
+	// are stored once for all partitions; mdk reads it.
+	binaryPartitionedV3 = 3
 
 	tagSegment        = 'S'
 	segmentHeaderSize = 17 // tag, first window, windows, index length, crc
@@ -28,39 +35,46 @@ const (
 
 // partWriter writes a partitioned binary trace. Like the version 1 writer
 // it renumbers its input to the canonical form: a window's new pages sorted
-// by (space, page), once for all partitions, and each partition's lists
-// sorted by the partition's own dense IDs, which number its pages in that
-// order. It keeps the windows of the current segment, at most
+// by (space, page) (once for all partitions in version 3, each partition's
+// in its own payload in version 4), and each partition's lists sorted by the
+// partition's own dense IDs, which number its pages in that order. It keeps the windows of the current segment, at most
 // segmentBytes of payload, and writes each segment with one Write.
 type partWriter struct {
-	w      io.Writer
-	check  writeCheck
-	pt     partitioner
-	parts  int
-	part   []uint16 // input ID -> partition
-	local  []uint32 // input ID -> ID in its partition
-	npages []uint32 // pages of each partition so far
-	pages  []byte   // the new pages' payload of the current segment
-	raw    [][]byte // each partition's payload of the current segment
-	first  int      // the segment's first window
-	n      int      // and its windows
-	size   int      // and their payload bytes
-	order  []int
-	lists  [][]uint32
-	block  []byte
-	err    error
-	closed bool
+	w       io.Writer
+	check   writeCheck
+	pt      partitioner
+	perPart bool // version 4: each partition's new pages in its payload
+	parts   int
+	part    []uint16 // input ID -> partition
+	local   []uint32 // input ID -> ID in its partition
+	npages  []uint32 // pages of each partition so far
+	pages   []byte   // the new pages' payload of the current segment
+	raw     [][]byte // each partition's payload of the current segment
+	first   int      // the segment's first window
+	n       int      // and its windows
+	size    int      // and their payload bytes
+	order   []int
+	newOf   [][]Page // version 4: a window's new pages by partition
+	lists   [][]uint32
+	block   []byte
+	err     error
+	closed  bool
 }
 
-func newPartWriter(w io.Writer, h Header, parts Partitioning, check writeCheck, header []byte) (*partWriter, error) {
+func newPartWriter(w io.Writer, h Header, parts Partitioning, version uint32, check writeCheck, header []byte) (*partWriter, error) {
 	if _, err := w.Write(header); err != nil {
 		return nil, fmt.Errorf("trace: write binary header: %w", err)
 	}
 	P := parts.Count
-	return &partWriter{
+	pw := &partWriter{
 		w: w, check: check, pt: newPartitioner(parts, h.Sample), parts: P,
-		npages: make([]uint32, P), raw: make([][]byte, P), lists: make([][]uint32, P),
-	}, nil
+		perPart: version == BinaryPartitionedVersion,
+		npages:  make([]uint32, P), raw: make([][]byte, P), lists: make([][]uint32, P),
+	}
+	if pw.perPart {
+		pw.newOf = make([][]Page, P)
+	}
+	return pw, nil
 }
 
 // partitionFields are the header fields of version 3 between the window
@@ -110,8 +124,15 @@ func (pw *partWriter) WriteWindow(win *Window) error {
 	}
 	pw.part = slices.Grow(pw.part, n)[:base+n]
 	pw.local = slices.Grow(pw.local, n)[:base+n]
+	start := make([]int, pw.parts)
+	for p := range pw.raw {
+		start[p] = len(pw.raw[p])
+	}
 	pagesAt := len(pw.pages)
-	raw := binary.AppendUvarint(pw.pages, uint64(n))
+	var raw []byte
+	if !pw.perPart {
+		raw = binary.AppendUvarint(pw.pages, uint64(n))
+	}
 	var prev Page
 	for _, i := range pw.order {
 		pg := win.New[i]
@@ -121,14 +142,26 @@ func (pw *partWriter) WriteWindow(win *Window) error {
 		}
 		pw.part[base+i], pw.local[base+i] = uint16(p), pw.npages[p]
 		pw.npages[p]++
+		if pw.perPart {
+			pw.newOf[p] = append(pw.newOf[p], pg)
+			continue
+		}
 		raw = appendNewPage(raw, prev, pg)
 		prev = pg
 	}
-	pw.pages = raw
-
-	start := make([]int, pw.parts)
-	for p := range pw.raw {
-		start[p] = len(pw.raw[p])
+	if pw.perPart {
+		// Each partition's window starts with its new pages.
+		for p, pages := range pw.newOf {
+			raw := binary.AppendUvarint(pw.raw[p], uint64(len(pages)))
+			prev := Page{}
+			for _, pg := range pages {
+				raw = appendNewPage(raw, prev, pg)
+				prev = pg
+			}
+			pw.raw[p], pw.newOf[p] = raw, pages[:0]
+		}
+	} else {
+		pw.pages = raw
 	}
 	for _, l := range [...]struct {
 		kind Kind
@@ -215,7 +248,11 @@ func (pw *partWriter) flush() error {
 	enc, _, _ := zstdCoders()
 	index := make([]byte, 0, (pw.parts+1)*8)
 	var payloads []byte
-	for i := -1; i < pw.parts; i++ {
+	from := -1 // version 3: the new pages' payload first
+	if pw.perPart {
+		from = 0
+	}
+	for i := from; i < pw.parts; i++ {
 		raw := pw.pages
 		if i >= 0 {
 			raw = pw.raw[i]
@@ -253,6 +290,17 @@ func (pw *partWriter) flush() error {
 	pw.pages = pw.pages[:0]
 	pw.n, pw.size = 0, 0
 	return nil
+}
+
+// Flush writes the windows written so far as a segment now, so that a
+// writer killed afterwards leaves them readable (recorders call it after
+// each window; the segment then holds one window). The trace it writes is
+// the same trace, in more segments.
+func (pw *partWriter) Flush() error {
+	if pw.err != nil {
+		return pw.err
+	}
+	return pw.flush()
 }
 
 // Close writes the last segment and the end block.

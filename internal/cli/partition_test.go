@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"mdk/trace"
 )
 
 // TestConvertPartitions: convert --partitions writes a partitioned trace
@@ -19,8 +21,8 @@ func TestConvertPartitions(t *testing.T) {
 		t.Fatalf("convert --partitions: exit %d: %s", code, stderr)
 	}
 	parts, _ := os.ReadFile(p("parts.mdkt"))
-	if parts[8] != 3 {
-		t.Fatalf("convert --partitions wrote version %d, want 3", parts[8])
+	if parts[8] != trace.BinaryPartitionedVersion {
+		t.Fatalf("convert --partitions wrote version %d, want %d", parts[8], trace.BinaryPartitionedVersion)
 	}
 	if code, _, stderr := runMDK(t, "convert", p("parts.mdkt"), p("again.mdkt")); code != 0 {
 		t.Fatalf("convert: exit %d: %s", code, stderr)
