@@ -41,6 +41,16 @@ type Options struct {
 	// counts.
 	Sample trace.Sample
 
+	// Partitions, if not 0, makes RecordFile write a binary trace
+	// partitioned into this many partitions (trace.NewPartitionedWriter,
+	// docs/trace-format.md) by the sampling hash: with the Sample's seed if
+	// sampled, else trace.DefaultPartitionSeed. A later sample with that
+	// seed then reads only the partitions that hold it. Each window is
+	// written as a segment of its own while recording, so a recorder that
+	// is killed leaves every completed window; a clean end rewrites the
+	// file in full segments.
+	Partitions int
+
 	// AfterScan, if set, is called after scan k (k = 0, 1, ...) has marked
 	// the pages idle and written window k-1, before the recorder waits for
 	// the next scan. Progress displays and tests (a fake kernel that acts
@@ -92,4 +102,13 @@ func meanInt(v int64, n int) int64 {
 		return 0
 	}
 	return v / int64(n)
+}
+
+// partitioning is the partitions RecordFile writes.
+func (o Options) partitioning() trace.Partitioning {
+	seed := uint64(trace.DefaultPartitionSeed)
+	if !o.Sample.All() {
+		seed = o.Sample.Seed
+	}
+	return trace.Partitioning{Count: o.Partitions, Seed: seed}
 }

@@ -104,6 +104,9 @@ func NewRecorder(opt Options) (*Recorder, error) {
 	if opt.Sample.All() {
 		opt.Sample = trace.Sample{}
 	}
+	if err := opt.partitioning().Validate(); err != nil {
+		return nil, err
+	}
 	if opt.FS.Proc == "" {
 		opt.FS = linux.Default()
 	}

@@ -130,6 +130,13 @@ func TestRecorderSampled(t *testing.T) {
 // and the events the script implies for the whole recording.
 func recordFake(t *testing.T, sample trace.Sample) (*fakeKernel, *trace.Trace, Summary, [][]string, string) {
 	t.Helper()
+	return recordFakeParts(t, sample, 0, nil)
+}
+
+// recordFakeParts is recordFake writing a trace of parts partitions (0:
+// none), calling after(scan, out) after each scan of the recording to out.
+func recordFakeParts(t *testing.T, sample trace.Sample, parts int, after func(scan int, out string)) (*fakeKernel, *trace.Trace, Summary, [][]string, string) {
+	t.Helper()
 	k := newFakeKernel(t, 1<<20)
 	k.spawn(100)
 	k.mmap(100, 0x400, 4, "/usr/bin/app", 0x400, 0x401, 0x402, 0x403)
@@ -176,11 +183,16 @@ func recordFake(t *testing.T, sample trace.Sample) (*fakeKernel, *trace.Trace, S
 
 	var log strings.Builder
 	const window = 20 * time.Millisecond
+	out := filepath.Join(t.TempDir(), "rec.mdkt")
 	r, err := NewRecorder(Options{
 		FS: k.FS(), PIDs: []int{100, 200}, Window: window, Duration: 5 * window, Log: &log, Sample: sample,
+		Partitions: parts,
 		AfterScan: func(scan int) {
 			if scan < len(script) {
 				script[scan]()
+			}
+			if after != nil {
+				after(scan, out)
 			}
 		},
 	})
@@ -188,7 +200,6 @@ func recordFake(t *testing.T, sample trace.Sample) (*fakeKernel, *trace.Trace, S
 		t.Fatal(err)
 	}
 	defer r.Close()
-	out := filepath.Join(t.TempDir(), "rec.mdkt")
 	sum, err := r.RecordFile(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,9 @@ func (r *Recorder) RecordFile(ctx context.Context, out string) (Summary, error) 
 	if err != nil {
 		return Summary{}, err
 	}
+	if tf.parts = r.opt.partitioning(); tf.parts.On() && tf.format.Name != "binary" {
+		return Summary{}, fmt.Errorf("%s: a partitioned trace is binary: name the file .mdkt", out)
+	}
 	sum, err := r.Run(ctx, tf.newWriter)
 	if err = tf.finish(err); err != nil {
 		return sum, err
@@ -37,7 +40,8 @@ func (r *Recorder) RecordFile(ctx context.Context, out string) (Summary, error) 
 	return sum, nil
 }
 
-// finalize rewrites the trace at path with source as its description.
+// finalize rewrites the trace at path with source as its description, in
+// the same format and partitions.
 func finalize(path string, format *trace.Format, source string) error {
 	rd, c, err := trace.Open(path)
 	if err != nil {
@@ -51,7 +55,12 @@ func finalize(path string, format *trace.Format, source string) error {
 		return err
 	}
 	defer f.Abort()
-	w, err := format.NewWriter(f, h)
+	var w trace.Writer
+	if pr, ok := rd.(trace.PartitionedReader); ok {
+		w, err = trace.NewPartitionedWriter(f, h, pr.Partitioning())
+	} else {
+		w, err = format.NewWriter(f, h)
+	}
 	if err == nil {
 		_, err = trace.Copy(w, rd)
 	}

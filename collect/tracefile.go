@@ -12,7 +12,8 @@ import (
 type traceFile struct {
 	path   string
 	format *trace.Format
-	f      *outfile.File // nil until the header is known
+	parts  trace.Partitioning // if on, a partitioned binary trace
+	f      *outfile.File      // nil until the header is known
 }
 
 func newTraceFile(path string) (*traceFile, error) {
@@ -29,7 +30,12 @@ func (t *traceFile) newWriter(h trace.Header) (trace.Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := t.format.NewWriter(f, h)
+	var w trace.Writer
+	if t.parts.On() {
+		w, err = trace.NewPartitionedWriter(f, h, t.parts)
+	} else {
+		w, err = t.format.NewWriter(f, h)
+	}
 	if err != nil {
 		f.Abort()
 		return nil, err

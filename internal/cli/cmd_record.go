@@ -26,6 +26,7 @@ type recordOptions struct {
 	tracer       string
 	sampleRate   string
 	sampleSeed   uint64
+	partitions   int
 	tracker      string
 	pages        string
 }
@@ -92,6 +93,9 @@ EXIT STATUS
 			if err := refuseZero(cmd.Flags(), "duration"); err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("partitions") {
+				o.partitions = -1
+			}
 			return runRecord(e, o, args)
 		},
 	}
@@ -110,10 +114,17 @@ EXIT STATUS
 	f.StringVar(&o.tracer, "tracer", collect.TracerAuto, "--exact tracer: auto, pages (mdk's valgrind tool) or lackey")
 	f.StringVar(&o.sampleRate, "sample", "", "record only a spatial sample of the pages: `RATE` such as 1% (1/N of 100%); the trace says so and every command scales its counts")
 	f.Uint64Var(&o.sampleSeed, "sample-seed", 1, "`seed` of the sampling hash of (space, page)")
+	f.IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("write a binary trace of `N` partitions by the sampling hash, so that a later --sample reads only its part (0: unpartitioned; 1..%d; default: %d with --sample into a .mdkt file, else 0)", trace.MaxPartitions, recordPartitions))
 	f.StringVar(&o.tracker, "tracker", "idle", "how accesses are seen: `idle` (idle page tracking) or damon")
 	f.StringVar(&o.pages, "pages", "virtual", "what a page is: `virtual` (per process) or physical (page frame, counted once)")
 	return cmd
 }
+
+// recordPartitions is the partition count of mdk record --sample into a
+// binary file: a sampled trace is small, so its partitions are few (a
+// partition's window should hold a thousand accesses or more,
+// docs/trace-format.md); a sample of it at a tenth of its rate reads one.
+const recordPartitions = 10
 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
@@ -136,6 +147,21 @@ func runRecord(e *env, o recordOptions, args []string) error {
 			return usagef("--sample: %v", err)
 		}
 		sample = trace.Sample{PPM: ppm, Seed: o.sampleSeed}
+	}
+	of, _ := trace.FormatForPath(o.out)
+	isBinary := of != nil && of.Name == "binary"
+	switch {
+	case o.partitions < 0 && o.sampleRate != "" && isBinary && !o.exact:
+		o.partitions = recordPartitions
+	case o.partitions < 0:
+		o.partitions = 0
+	case o.partitions > 0 && !isBinary:
+		return usagef("--partitions: only the binary format is partitioned: name the file .mdkt")
+	case o.partitions > 0 && o.exact:
+		return usagef("--partitions applies to a live recording; partition an --exact trace afterwards with mdk convert --partitions")
+	}
+	if err := (trace.Partitioning{Count: o.partitions}).Validate(); err != nil {
+		return usagef("--partitions: %v", err)
 	}
 	if o.exact {
 		if o.sampleRate != "" {
@@ -214,7 +240,7 @@ func runRecord(e *env, o recordOptions, args []string) error {
 	}
 	r, err := collect.NewRecorder(collect.Options{
 		FS: linux.NewFS(o.proc, o.sys), PIDs: o.pids, Cgroup: o.cgroup,
-		Window: o.window, Duration: o.duration, Log: e.stderr, Sample: sample,
+		Window: o.window, Duration: o.duration, Log: e.stderr, Sample: sample, Partitions: o.partitions,
 		Tracker: collect.Tracker(o.tracker), Pages: collect.PageKey(o.pages),
 	})
 	if err != nil {

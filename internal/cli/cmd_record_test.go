@@ -20,17 +20,7 @@ import (
 // in window 0 and never accessed (the bitmap is a plain file, so the marks
 // stay set).
 func TestRecordFakeTree(t *testing.T) {
-	root := t.TempDir()
-	proc, sys := filepath.Join(root, "proc"), filepath.Join(root, "sys")
-	os.MkdirAll(filepath.Join(proc, "42"), 0o755)
-	os.MkdirAll(filepath.Join(sys, "kernel/mm/page_idle"), 0o755)
-	os.WriteFile(filepath.Join(proc, "42/maps"), []byte("00010000-00014000 rw-p 00000000 00:00 0  [heap]\n"), 0o644)
-	pm := make([]byte, 0x14*8)
-	for i, pfn := range []uint64{0x100, 0x101, 0x2345} {
-		binary.NativeEndian.PutUint64(pm[(0x10+i)*8:], linux.PagemapPresent|pfn)
-	}
-	os.WriteFile(filepath.Join(proc, "42/pagemap"), pm, 0o644)
-	os.WriteFile(filepath.Join(sys, "kernel/mm/page_idle/bitmap"), make([]byte, 0x4000/8), 0o644)
+	root, proc, sys := fakeRecordTree(t)
 	out := filepath.Join(root, "t.txt")
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"record", "--proc", proc, "--sys", sys, "--pid", "42",
@@ -60,6 +50,74 @@ func TestRecordFakeTree(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "window 2: 0 accessed, 0 born, 0 freed") || !strings.Contains(string(b), "0=42") {
 		t.Errorf("stderr:\n%s\ntrace:\n%s", stderr.String(), b)
+	}
+}
+
+// fakeRecordTree makes TestRecordFakeTree's /proc and /sys under a
+// temporary root: process 42 with three present pages of four.
+func fakeRecordTree(t *testing.T) (root, proc, sys string) {
+	root = t.TempDir()
+	proc, sys = filepath.Join(root, "proc"), filepath.Join(root, "sys")
+	os.MkdirAll(filepath.Join(proc, "42"), 0o755)
+	os.MkdirAll(filepath.Join(sys, "kernel/mm/page_idle"), 0o755)
+	os.WriteFile(filepath.Join(proc, "42/maps"), []byte("00010000-00014000 rw-p 00000000 00:00 0  [heap]\n"), 0o644)
+	pm := make([]byte, 0x14*8)
+	for i, pfn := range []uint64{0x100, 0x101, 0x2345} {
+		binary.NativeEndian.PutUint64(pm[(0x10+i)*8:], linux.PagemapPresent|pfn)
+	}
+	os.WriteFile(filepath.Join(proc, "42/pagemap"), pm, 0o644)
+	os.WriteFile(filepath.Join(sys, "kernel/mm/page_idle/bitmap"), make([]byte, 0x4000/8), 0o644)
+	return root, proc, sys
+}
+
+// TestRecordSamplePartitioned: mdk record --sample into a .mdkt file
+// writes a partitioned trace (version 4, 10 partitions by the sample's
+// seed) unless --partitions says otherwise; a text file cannot be.
+func TestRecordSamplePartitioned(t *testing.T) {
+	root, proc, sys := fakeRecordTree(t)
+	for _, tc := range []struct {
+		args    []string
+		version byte
+		parts   trace.Partitioning
+	}{
+		{[]string{"--sample", "50%", "--sample-seed", "3"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 10, Seed: 3}},
+		{[]string{"--sample", "50%", "--partitions", "4"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 4, Seed: 1}},
+		{[]string{"--sample", "50%", "--partitions", "0"}, trace.BinarySampledVersion, trace.Partitioning{}},
+		{[]string{"--partitions", "2"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 2, Seed: trace.DefaultPartitionSeed}},
+		{nil, trace.BinaryVersion, trace.Partitioning{}},
+	} {
+		out := filepath.Join(root, "t.mdkt")
+		var stderr bytes.Buffer
+		args := append([]string{"record", "--proc", proc, "--sys", sys, "--pid", "42", "--window", "10ms", "--duration", "30ms", "-o", out}, tc.args...)
+		if code := Run(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.args, code, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[8] != tc.version {
+			t.Errorf("%q: version %d, want %d", tc.args, b[8], tc.version)
+		}
+		r, err := trace.NewReaderAuto(bytes.NewReader(b), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got trace.Partitioning
+		if pr, ok := r.(trace.PartitionedReader); ok {
+			got = pr.Partitioning()
+		}
+		if got != tc.parts {
+			t.Errorf("%q: partitions %+v, want %+v", tc.args, got, tc.parts)
+		}
+		if _, err := trace.ReadAll(r); err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+		}
+	}
+	var stderr bytes.Buffer
+	code := Run(context.Background(), []string{"record", "--proc", proc, "--sys", sys, "--pid", "42", "--sample", "50%", "--partitions", "3", "-o", filepath.Join(root, "t.txt")}, nil, &bytes.Buffer{}, &stderr)
+	if code != ExitUsage || !strings.Contains(stderr.String(), "only the binary format is partitioned") {
+		t.Errorf("--partitions into a text file: exit %d, %s", code, stderr.String())
 	}
 }
 
