@@ -340,18 +340,26 @@ func counter(v int64) string {
 }
 
 // WriteCSV writes the per-window side-by-side as CSV.
-func (c *Comparison) WriteCSV(w io.Writer) error {
+func (c *Comparison) WriteCSV(w io.Writer) error { return c.writeCSV(w, nil, nil) }
+
+// writeCSV writes the comparison's CSV, each row followed by more(i)'s
+// columns for window i (named by extra, after the comparison's own), when
+// more is set.
+func (c *Comparison) writeCSV(w io.Writer, extra []string, more func(i int) []string) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"window", "accessed", "pred_decided", "decided", "pred_promotions", "promotions", "pred_saved", "saved",
+	cw.Write(append([]string{"window", "accessed", "pred_decided", "decided", "pred_promotions", "promotions", "pred_saved", "saved",
 		"refused", "refused_promotions", "refused_saved", "skipped_promotions", "skipped_saved", "back_promotions", "back_saved",
-		"residual_promotions", "residual_saved", "kernel_out", "kernel_in", "swapin_other"})
-	for _, d := range c.Windows {
+		"residual_promotions", "residual_saved", "kernel_out", "kernel_in", "swapin_other"}, extra...))
+	for i, d := range c.Windows {
 		rec := []int64{int64(d.Window), d.Accessed, d.PredDecided, d.Decided, d.PredPromotions, d.Promotions, d.PredSaved, d.Saved,
 			d.Refused, d.RefusedPromotions, d.RefusedSaved, d.SkippedPromotions, d.SkippedSaved, d.BackPromotions, d.BackSaved,
 			d.ResidualPromotions, d.ResidualSaved, d.KernelOut, d.KernelIn, d.SwapInOther}
 		s := make([]string, len(rec))
-		for i, v := range rec {
-			s[i] = strconv.FormatInt(v, 10)
+		for j, v := range rec {
+			s[j] = strconv.FormatInt(v, 10)
+		}
+		if more != nil {
+			s = append(s, more(i)...)
 		}
 		cw.Write(s)
 	}
@@ -362,6 +370,30 @@ func (c *Comparison) WriteCSV(w io.Writer) error {
 // WriteJSON writes the comparison as one JSON object: the setting, the
 // totals, the PR statistics of both sides, the explanation and the windows.
 func (c *Comparison) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c.jsonObject())
+}
+
+// comparisonJSON is the object [Comparison.WriteJSON] writes.
+type comparisonJSON struct {
+	Setting     string             `json:"setting"`
+	Window      string             `json:"window"`
+	Tracker     string             `json:"tracker"`
+	Kernel      string             `json:"kernel"`
+	Predicted   map[string]float64 `json:"predicted"`
+	Measured    map[string]float64 `json:"measured"`
+	Total       WindowDiff         `json:"total"`
+	Causes      map[string]int64   `json:"causes"`
+	MajFlt      int64              `json:"majflt"`
+	PswpIn      int64              `json:"pswpin"`
+	PswpOut     int64              `json:"pswpout"`
+	RefaultAnon int64              `json:"refault_anon"`
+	Explain     []string           `json:"explain"`
+	Windows     []WindowDiff       `json:"windows"`
+}
+
+func (c *Comparison) jsonObject() comparisonJSON {
 	stats := func(r *result.Result) map[string]float64 {
 		return map[string]float64{
 			"promotions": float64(r.TotalPromotions()), "saved": float64(r.Saved),
@@ -369,23 +401,6 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 			"mean_pr": r.MeanPR(), "savings": r.Savings(),
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		Setting     string             `json:"setting"`
-		Window      string             `json:"window"`
-		Tracker     string             `json:"tracker"`
-		Kernel      string             `json:"kernel"`
-		Predicted   map[string]float64 `json:"predicted"`
-		Measured    map[string]float64 `json:"measured"`
-		Total       WindowDiff         `json:"total"`
-		Causes      map[string]int64   `json:"causes"`
-		MajFlt      int64              `json:"majflt"`
-		PswpIn      int64              `json:"pswpin"`
-		PswpOut     int64              `json:"pswpout"`
-		RefaultAnon int64              `json:"refault_anon"`
-		Explain     []string           `json:"explain"`
-		Windows     []WindowDiff       `json:"windows"`
-	}{c.Info.Setting, c.Info.Window, c.Info.Tracker, c.Info.Kernel, stats(c.Predicted), stats(c.Measured),
-		c.Total, c.Causes, c.MajFlt, c.PswpIn, c.PswpOut, c.RefaultAnon, c.Explain(), c.Windows})
+	return comparisonJSON{c.Info.Setting, c.Info.Window, c.Info.Tracker, c.Info.Kernel, stats(c.Predicted), stats(c.Measured),
+		c.Total, c.Causes, c.MajFlt, c.PswpIn, c.PswpOut, c.RefaultAnon, c.Explain(), c.Windows}
 }

@@ -395,14 +395,13 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
+			var tc *agent.TierComparison
 			if t != nil {
-				tc, err := compareTier(args[0], c, t)
-				if err != nil {
+				if tc, err = agent.CompareTier(args[0], c, t); err != nil {
 					return err
 				}
-				return writeTierComparison(e.stdout, c, tc, format)
 			}
-			return writeComparison(e.stdout, c, format)
+			return writeComparison(e.stdout, c, tc, format)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output `format`: text, csv or json")
@@ -495,7 +494,11 @@ func writePredicted(w io.Writer, p *agent.Predicted, format string) error {
 	return usagef("--format %q: expected text, csv or json", format)
 }
 
-func writeComparison(w io.Writer, c *agent.Comparison, format string) error {
+// writeComparison prints c in format, with its tier section tc if not nil.
+func writeComparison(w io.Writer, c *agent.Comparison, tc *agent.TierComparison, format string) error {
+	if tc != nil && (format == "text" || format == "csv" || format == "json") {
+		return c.WriteTier(w, tc, format)
+	}
 	switch format {
 	case "text":
 		return c.WriteText(w)

@@ -1,8 +1,6 @@
-package cli
+package agent
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,13 +10,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"mdk/agent"
 	"mdk/tier"
 )
 
-// tierWindow is one window of mdk agent compare --tier: the tier model's
+// TierWindow is one window of mdk agent compare --tier: the tier model's
 // stall time beside what the replay workload measured.
-type tierWindow struct {
+type TierWindow struct {
 	Window int `json:"window"`
 	// ModelPredNS charges the tier's mean promotion latency to each
 	// predicted promotion, ModelNS to each measured one.
@@ -30,11 +27,14 @@ type tierWindow struct {
 	SlowNS      int64 `json:"slow_ns"`
 }
 
-// tierCompare is the tier section of mdk agent compare.
-type tierCompare struct {
+// TierComparison is the tier section of mdk agent compare --tier
+// (docs/tiers.md): the tier model's stall, window by window, beside the
+// replay workload's measured slow touches. It is computed once by
+// [CompareTier] and rendered by [Comparison.WriteTier] in each format.
+type TierComparison struct {
 	Tier    *tier.Tier   `json:"tier"`
-	Windows []tierWindow `json:"windows"`
-	Total   tierWindow   `json:"total"`
+	Windows []TierWindow `json:"windows"`
+	Total   TierWindow   `json:"total"`
 	// Promotions is the measured promotions; MeasuredPerSlowNS the
 	// workload's mean slow-touch time (what the model's mean would be if
 	// every slow touch were a promotion).
@@ -48,15 +48,15 @@ type tierCompare struct {
 	Explain           []string `json:"explain"`
 }
 
-// compareTier puts the tier model's stall beside the workload's measured
+// CompareTier puts the tier model's stall beside the workload's measured
 // touch latencies of run dir (its measured.csv), window by window.
-func compareTier(dir string, c *agent.Comparison, t *tier.Tier) (*tierCompare, error) {
-	path := filepath.Join(dir, agent.MeasuredFile)
+func CompareTier(dir string, c *Comparison, t *tier.Tier) (*TierComparison, error) {
+	path := filepath.Join(dir, MeasuredFile)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := agent.ReadMeasured(f, path)
+	rows, err := ReadMeasured(f, path)
 	f.Close()
 	if err != nil {
 		return nil, err
@@ -68,10 +68,10 @@ func compareTier(dir string, c *agent.Comparison, t *tier.Tier) (*tierCompare, e
 	if err != nil || window <= 0 {
 		return nil, fmt.Errorf("%s/run.json: window %q: want a positive duration", dir, c.Info.Window)
 	}
-	tc := &tierCompare{Tier: t}
+	tc := &TierComparison{Tier: t}
 	m := t.PromotionNs.Mean
 	for w, d := range c.Windows {
-		tw := tierWindow{Window: w, ModelPredNS: float64(d.PredPromotions) * m, ModelNS: float64(d.Promotions) * m,
+		tw := TierWindow{Window: w, ModelPredNS: float64(d.PredPromotions) * m, ModelNS: float64(d.Promotions) * m,
 			SlowTouches: rows[w].SlowTouches, SlowNS: rows[w].SlowNS}
 		tc.Windows = append(tc.Windows, tw)
 		tc.Total.Window++
@@ -90,10 +90,11 @@ func compareTier(dir string, c *agent.Comparison, t *tier.Tier) (*tierCompare, e
 	if tc.Total.SlowTouches > 0 {
 		tc.MeasuredPerSlowNS = float64(tc.Total.SlowNS) / float64(tc.Total.SlowTouches)
 	}
+	ns, pct := tier.FormatNs, tier.FormatPercent
 	tc.Explain = []string{
-		fmt.Sprintf("tier %s charges %s per promotion (%s)", t.Name, tier.FormatNs(m), t.Source),
+		fmt.Sprintf("tier %s charges %s per promotion (%s)", t.Name, ns(m), t.Source),
 		fmt.Sprintf("model: %s stalled over the run for the predicted promotions (slowdown %s), %s for the %d measured ones (slowdown %s)",
-			tier.FormatNs(tc.Total.ModelPredNS), tier.FormatPercent(tc.ModelPredSlowdown), tier.FormatNs(tc.Total.ModelNS), tc.Promotions, tier.FormatPercent(tc.ModelSlowdown)),
+			ns(tc.Total.ModelPredNS), pct(tc.ModelPredSlowdown), ns(tc.Total.ModelNS), tc.Promotions, pct(tc.ModelSlowdown)),
 	}
 	if tc.Total.SlowTouches == 0 {
 		tc.Explain = append(tc.Explain, "measured: the run has no workload touch times (not a replay): nothing to set beside the model")
@@ -101,68 +102,55 @@ func compareTier(dir string, c *agent.Comparison, t *tier.Tier) (*tierCompare, e
 	}
 	tc.Explain = append(tc.Explain,
 		fmt.Sprintf("measured: the workload's %d slow touches (swap-ins and first touches) took %s (slowdown %s), %s each",
-			tc.Total.SlowTouches, tier.FormatNs(float64(tc.Total.SlowNS)), tier.FormatPercent(tc.MeasuredSlowdown), tier.FormatNs(tc.MeasuredPerSlowNS)),
+			tc.Total.SlowTouches, ns(float64(tc.Total.SlowNS)), pct(tc.MeasuredSlowdown), ns(tc.MeasuredPerSlowNS)),
 		fmt.Sprintf("measured / model: %.3g (slow-touch time over the model's stall for the measured promotions); %d slow touches against %d promotions",
 			float64(tc.Total.SlowNS)/max(tc.Total.ModelNS, 1), tc.Total.SlowTouches, tc.Promotions))
 	return tc, nil
 }
 
-// writeTierComparison prints the comparison with its tier section: text
-// after the comparison, CSV columns after its own, JSON a "tier_model" key.
-func writeTierComparison(w io.Writer, c *agent.Comparison, tc *tierCompare, format string) error {
-	var b bytes.Buffer
-	if err := writeComparison(&b, c, format); err != nil {
-		return err
-	}
+// WriteTier writes the comparison with its tier section tc in format
+// (text, csv or json), each rendered once: the text after the comparison's
+// table, CSV columns (model_pred_stall_ns, model_stall_ns, slow_touches,
+// slow_ns) after the comparison's own in each row, JSON the comparison's
+// object with a "tier_model" key last.
+func (c *Comparison) WriteTier(w io.Writer, tc *TierComparison, format string) error {
 	switch format {
 	case "text":
-		b.WriteString("\nthe tier model beside the workload's touches:\n")
-		tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
+		if err := c.WriteText(w); err != nil {
+			return err
+		}
+		fmt.Fprint(w, "\nthe tier model beside the workload's touches:\n")
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "window\tmodel stall pred\tmodel stall meas\tslow touches\tslow touch time\t")
-		row := func(name string, d tierWindow) {
+		row := func(name string, d TierWindow) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", name, tier.FormatNs(d.ModelPredNS), tier.FormatNs(d.ModelNS), d.SlowTouches, tier.FormatNs(float64(d.SlowNS)))
 		}
 		for _, d := range tc.Windows {
 			row(strconv.Itoa(d.Window), d)
 		}
 		row("total", tc.Total)
-		tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 		for _, line := range tc.Explain {
-			b.WriteString(line + "\n")
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
 		}
+		return nil
 	case "csv":
-		recs, err := csv.NewReader(bytes.NewReader(b.Bytes())).ReadAll()
-		if err != nil || len(recs) != len(tc.Windows)+1 {
-			return fmt.Errorf("agent compare: CSV of %d rows for %d windows: %v", len(recs), len(tc.Windows), err)
-		}
-		recs[0] = append(recs[0], "model_pred_stall_ns", "model_stall_ns", "slow_touches", "slow_ns")
-		for i, d := range tc.Windows {
-			recs[i+1] = append(recs[i+1], strconv.FormatFloat(d.ModelPredNS, 'g', -1, 64), strconv.FormatFloat(d.ModelNS, 'g', -1, 64),
-				strconv.FormatInt(d.SlowTouches, 10), strconv.FormatInt(d.SlowNS, 10))
-		}
-		b.Reset()
-		cw := csv.NewWriter(&b)
-		cw.WriteAll(recs)
-		if err := cw.Error(); err != nil {
-			return err
-		}
+		return c.writeCSV(w, []string{"model_pred_stall_ns", "model_stall_ns", "slow_touches", "slow_ns"}, func(i int) []string {
+			d := tc.Windows[i]
+			return []string{strconv.FormatFloat(d.ModelPredNS, 'g', -1, 64), strconv.FormatFloat(d.ModelNS, 'g', -1, 64),
+				strconv.FormatInt(d.SlowTouches, 10), strconv.FormatInt(d.SlowNS, 10)}
+		})
 	case "json":
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(b.Bytes(), &obj); err != nil {
-			return err
-		}
-		raw, err := json.Marshal(tc)
-		if err != nil {
-			return err
-		}
-		obj["tier_model"] = raw
-		b.Reset()
-		enc := json.NewEncoder(&b)
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(obj); err != nil {
-			return err
-		}
+		return enc.Encode(struct {
+			comparisonJSON
+			TierModel *TierComparison `json:"tier_model"`
+		}{c.jsonObject(), tc})
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return fmt.Errorf("agent: format %q: want text, csv or json", format)
 }
