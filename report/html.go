@@ -232,7 +232,7 @@ func newTuneView(r *tune.Report) *tuneView {
 		return v
 	}
 	v := &tuneView{
-		SLO: r.SLO.String(), Stat: string(r.SLO.Stat), Bound: policy.FormatRate(r.SLO.PPM), Claim: template.HTML(r.SLO.YardstickClaim()),
+		SLO: r.SLO.String(), Stat: r.SLO.Stat.String(), Bound: policy.FormatRate(r.SLO.PPM), Claim: template.HTML(r.SLO.YardstickClaim()),
 		Train: part(r.Train), Valid: part(r.Validation), Eval: part(r.Eval), Rows: r.Policies, OPP: r.OPP, Warnings: r.Warnings,
 	}
 	for i := range r.Controllers {

@@ -178,8 +178,8 @@ func TestGenerateTune(t *testing.T) {
 			continue
 		}
 		drifts++
-		if !strings.Contains(text, `<span class="tune-note">`+c.Note(string(rep.SLO.Stat))+`</span>`) {
-			t.Errorf("%s:%s drifts, but the page lacks its note %q", c.Policy, c.Params, c.Note(string(rep.SLO.Stat)))
+		if !strings.Contains(text, `<span class="tune-note">`+c.Note(rep.SLO.Stat.String())+`</span>`) {
+			t.Errorf("%s:%s drifts, but the page lacks its note %q", c.Policy, c.Params, c.Note(rep.SLO.Stat.String()))
 		}
 	}
 	if drifts == 0 || strings.Count(page, `class="tune-note"`) != drifts {

@@ -32,6 +32,17 @@ func ParseAxis(s string) (Axis, bool) {
 // StatAxis is the axis of a promotion-rate statistic.
 func StatAxis(st result.Stat) Axis { return Axis{Stat: st} }
 
+// Valid reports whether a names a statistic (result.Stats) or a tier
+// metric ([Metrics]), but not both: what ParseAxis returns.
+func (a Axis) Valid() bool {
+	if a.IsTier() {
+		_, ok := ParseMetric(string(a.Metric))
+		return ok && a.Stat == ""
+	}
+	_, ok := result.ParseStat(string(a.Stat))
+	return ok
+}
+
 // IsTier reports whether a is a tier metric.
 func (a Axis) IsTier() bool { return a.Metric != "" }
 
@@ -58,9 +69,15 @@ func (a Axis) Label() string {
 // tier metric of the result's cost on t for a trace of the given window
 // length (t may be nil for a statistic).
 func (a Axis) Func(t *Tier, window time.Duration) func(*result.Result) float64 {
+	return func(r *result.Result) float64 { return a.Of(r, t, window) }
+}
+
+// Of returns r's value on the axis: the statistic, or the tier metric of
+// r's cost on t for a trace of the given window length (t may be nil for a
+// statistic).
+func (a Axis) Of(r *result.Result, t *Tier, window time.Duration) float64 {
 	if a.IsTier() {
-		return t.Func(a.Metric, window)
+		return t.Cost(r, window).Of(a.Metric)
 	}
-	st := a.Stat
-	return func(r *result.Result) float64 { return r.Stat(st) }
+	return r.Stat(a.Stat)
 }

@@ -74,3 +74,19 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestAxisValid: an axis is valid when it names one statistic or one tier
+// metric, as ParseAxis returns it; a hand-made one naming neither, an
+// unknown name or both is not.
+func TestAxisValid(t *testing.T) {
+	for _, name := range []string{"max_pr", "p99_pr", "p98_pr", "mean_pr", "slowdown", "max_slowdown"} {
+		if a, _ := ParseAxis(name); !a.Valid() {
+			t.Errorf("%s: not valid", name)
+		}
+	}
+	for _, a := range []Axis{{}, {Stat: "max"}, {Metric: "slow"}, {Stat: "max_pr", Metric: Slowdown}, {Stat: "slowdown"}} {
+		if a.Valid() {
+			t.Errorf("%+v: valid", a)
+		}
+	}
+}

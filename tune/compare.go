@@ -95,7 +95,7 @@ func writeControllers(b *strings.Builder, rep *Report) {
 	if len(rep.Controllers) == 0 {
 		return
 	}
-	st, bound := string(rep.SLO.Stat), policy.FormatRate(rep.SLO.PPM)
+	st, bound := rep.SLO.Stat.String(), policy.FormatRate(rep.SLO.PPM)
 	fmt.Fprintf(b, "\nControllers on the eval part, beside the best fixed setting of their grid chosen on train, the best in hindsight (chosen on eval: the ceiling of fixed settings) and OPP:\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "controller\twhat\tsetting\teval %s\teval savings\teval windows > %s\teval SLO\tswitches\n", st, bound)
@@ -131,7 +131,7 @@ func WriteCompareCSV(w io.Writer, rep *Report) error {
 	}
 	for i := range rep.Controllers {
 		for _, r := range rep.Controllers[i].Rows(rep.OPP) {
-			row := []string{r.Controller, r.Kind, r.Setting, string(rep.SLO.Stat),
+			row := []string{r.Controller, r.Kind, r.Setting, rep.SLO.Stat.String(),
 				result.FormatFloat(r.M.Stat), result.FormatFloat(r.M.Savings),
 				strconv.FormatInt(r.M.SavedPageWindows, 10), strconv.FormatInt(r.M.AlivePageWindows, 10),
 				strconv.Itoa(r.M.BrokenWindows), strconv.Itoa(r.M.Windows), strconv.FormatBool(r.M.MeetsSLO), strconv.Itoa(r.Switches)}

@@ -16,48 +16,37 @@ import (
 // tier model's slowdown estimate: the statistic must be at most PPM parts
 // per million.
 //
-// Stat is a promotion-rate statistic (result.Stats) or a tier metric
-// (tier.Metrics: slowdown, max_slowdown, as result.Stat). A tier metric
-// needs Tier, and Window, the traces' window length ([Run] sets it): the
-// statistic of a result is then its cost on Tier ([tier.Tier.Cost]), and a
-// window breaks the SLO when its own slowdown, promotions_w x m / window,
-// exceeds the bound.
+// Stat says which ([tier.Axis]): a promotion-rate statistic
+// (result.Stats), or a tier metric (tier.Metrics: slowdown, max_slowdown).
+// A tier metric needs Tier, and Window, the traces' window length ([Run]
+// sets it): the statistic of a result is then its cost on Tier
+// ([tier.Tier.Cost]), and a window breaks the SLO when its own slowdown,
+// promotions_w x m / window, exceeds the bound.
 type SLO struct {
-	Stat   result.Stat
+	Stat   tier.Axis
 	PPM    int64
 	Tier   *tier.Tier
 	Window time.Duration
 }
 
 // IsTier reports whether s is on a tier metric (slowdown, max_slowdown).
-func (s SLO) IsTier() bool {
-	_, ok := tier.ParseMetric(string(s.Stat))
-	return ok
-}
+func (s SLO) IsTier() bool { return s.Stat.IsTier() }
 
 // Check reports an SLO whose statistic is unknown, or on a tier metric
 // without a tier.
 func (s SLO) Check() error {
-	if s.IsTier() {
-		if s.Tier == nil {
-			return fmt.Errorf("tune: the SLO %s is on the tier model's slowdown estimate: it needs a tier (--tier)", s)
-		}
-		return nil
-	}
-	if _, ok := result.ParseStat(string(s.Stat)); !ok {
+	if !s.Stat.Valid() {
 		return fmt.Errorf("tune: unknown statistic %q (known: %s)", s.Stat, statNames())
+	}
+	if s.IsTier() && s.Tier == nil {
+		return fmt.Errorf("tune: the SLO %s is on the tier model's slowdown estimate: it needs a tier (--tier)", s)
 	}
 	return nil
 }
 
 // Value returns r's statistic under s: the promotion-rate statistic, or the
 // tier metric of r's cost on s.Tier.
-func (s SLO) Value(r *result.Result) float64 {
-	if m, ok := tier.ParseMetric(string(s.Stat)); ok {
-		return s.Tier.Cost(r, s.Window).Of(m)
-	}
-	return r.Stat(s.Stat)
-}
+func (s SLO) Value(r *result.Result) float64 { return s.Stat.Of(r, s.Tier, s.Window) }
 
 // broken reports whether window w of r breaks the bound: its promotion
 // rate, compared exactly in integers (promotions*1e6 > PPM*accessed), or
@@ -76,7 +65,7 @@ func (s SLO) broken(r *result.Result, w int) bool {
 // none.
 func (s SLO) bestIndex(idx []int, r func(k int) *result.Result) int {
 	if !s.IsTier() {
-		return result.BestIndex(idx, r, s.Stat, s.Bound())
+		return result.BestIndex(idx, r, s.Stat.Stat, s.Bound())
 	}
 	rs := make([]*result.Result, len(idx))
 	for j, k := range idx {
@@ -102,10 +91,7 @@ func ParseSLO(s string) (SLO, error) {
 		return SLO{}, fmt.Errorf("bad SLO %q: want STAT<=RATE such as max_pr<=2%% (only <= is supported)", s)
 	}
 	name := strings.TrimSpace(lhs)
-	st, ok := result.ParseStat(name)
-	if m, isTier := tier.ParseMetric(name); isTier {
-		st, ok = result.Stat(m), true
-	}
+	st, ok := tier.ParseAxis(name)
 	if !ok {
 		return SLO{}, fmt.Errorf("bad SLO %q: unknown statistic %q (known: %s)", s, name, statNames())
 	}
@@ -133,7 +119,7 @@ func statNames() string {
 func (s SLO) Bound() float64 { return float64(s.PPM) / policy.MaxPPM }
 
 // String formats s as ParseSLO reads it: "max_pr<=2%".
-func (s SLO) String() string { return string(s.Stat) + "<=" + policy.FormatRate(s.PPM) }
+func (s SLO) String() string { return s.Stat.String() + "<=" + policy.FormatRate(s.PPM) }
 
 // Meets reports whether r's statistic is within the bound.
 func (s SLO) Meets(r *result.Result) bool { return s.Value(r) <= s.Bound() }
@@ -164,9 +150,9 @@ func (s SLO) Measure(r *result.Result) *Metrics {
 		MeetsSLO:         s.Meets(r),
 	}
 	if r.Sampled() {
-		stat, ok := result.MetricByName(string(s.Stat))
+		stat, ok := result.MetricByName(s.Stat.String())
 		if !ok {
-			stat = result.Metric{Name: string(s.Stat), Value: s.Value}
+			stat = result.Metric{Name: s.Stat.String(), Value: s.Value}
 		}
 		sav, _ := result.MetricByName("savings")
 		m.Err = &MetricsErr{Stat: r.Bound(stat), Savings: r.Bound(sav)}
@@ -186,7 +172,7 @@ func (s SLO) MarshalJSON() ([]byte, error) {
 		Bound    float64 `json:"bound"`
 		BoundPPM int64   `json:"bound_ppm"`
 		Tier     string  `json:"tier,omitempty"`
-	}{s.String(), string(s.Stat), s.Bound(), s.PPM, ""}
+	}{s.String(), s.Stat.String(), s.Bound(), s.PPM, ""}
 	if s.IsTier() && s.Tier != nil {
 		v.Tier = s.Tier.Name
 	}

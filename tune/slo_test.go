@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"mdk/result"
+	"mdk/tier"
 )
 
 func TestParseSLO(t *testing.T) {
@@ -14,11 +15,11 @@ func TestParseSLO(t *testing.T) {
 		want SLO
 		str  string
 	}{
-		{"max_pr<=2%", SLO{Stat: result.MaxPR, PPM: 20000}, "max_pr<=2%"},
-		{" p99_pr <= 0.005 ", SLO{Stat: result.P99PR, PPM: 5000}, "p99_pr<=0.5%"},
-		{"p98_pr<=0", SLO{Stat: result.P98PR, PPM: 0}, "p98_pr<=0%"},
-		{"mean_pr<=100%", SLO{Stat: result.MeanPR, PPM: 1000000}, "mean_pr<=100%"},
-		{"max_pr<=0.0001%", SLO{Stat: result.MaxPR, PPM: 1}, "max_pr<=0.0001%"},
+		{"max_pr<=2%", SLO{Stat: tier.StatAxis(result.MaxPR), PPM: 20000}, "max_pr<=2%"},
+		{" p99_pr <= 0.005 ", SLO{Stat: tier.StatAxis(result.P99PR), PPM: 5000}, "p99_pr<=0.5%"},
+		{"p98_pr<=0", SLO{Stat: tier.StatAxis(result.P98PR), PPM: 0}, "p98_pr<=0%"},
+		{"mean_pr<=100%", SLO{Stat: tier.StatAxis(result.MeanPR), PPM: 1000000}, "mean_pr<=100%"},
+		{"max_pr<=0.0001%", SLO{Stat: tier.StatAxis(result.MaxPR), PPM: 1}, "max_pr<=0.0001%"},
 	} {
 		got, err := ParseSLO(tc.in)
 		if err != nil || got != tc.want || got.String() != tc.str {
@@ -53,7 +54,7 @@ func TestBrokenWindows(t *testing.T) {
 	// PR per window: 0 (nothing accessed), 1/50 = 2% exactly, 3/149 > 2%,
 	// 2/100 = 2%, 21/1000 > 2%.
 	r := &result.Result{Promotions: []int64{0, 1, 3, 2, 21}, Accessed: []int64{0, 50, 149, 100, 1000}}
-	slo := SLO{Stat: result.MaxPR, PPM: 20000}
+	slo := SLO{Stat: tier.StatAxis(result.MaxPR), PPM: 20000}
 	if got := slo.BrokenWindows(r); got != 2 {
 		t.Errorf("BrokenWindows = %d, want 2", got)
 	}
@@ -69,7 +70,7 @@ func TestSLOJSON(t *testing.T) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(SLO{Stat: result.P99PR, PPM: 5000}); err != nil {
+	if err := enc.Encode(SLO{Stat: tier.StatAxis(result.P99PR), PPM: 5000}); err != nil {
 		t.Fatal(err)
 	}
 	if b, want := buf.String(), `{"spec":"p99_pr<=0.5%","stat":"p99_pr","bound":0.005,"bound_ppm":5000}`+"\n"; b != want {

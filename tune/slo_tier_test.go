@@ -9,7 +9,6 @@ import (
 
 	"mdk/internal/testutil"
 	"mdk/policy"
-	"mdk/result"
 	"mdk/sim"
 	"mdk/tier"
 )
@@ -178,7 +177,7 @@ func TestRunTierSLONeedsTier(t *testing.T) {
 	tr := testutil.ReadTextTrace(t, "../testdata/example.txt")
 	for _, s := range []string{"slowdown<=1%", "max_slowdown<=1%"} {
 		slo := mustSLO(t, s)
-		if slo.Stat != result.Stat(strings.Split(s, "<=")[0]) || slo.PPM != 10000 {
+		if slo.Stat != (tier.Axis{Metric: tier.Metric(strings.Split(s, "<=")[0])}) || slo.PPM != 10000 {
 			t.Fatalf("ParseSLO(%q) = %+v", s, slo)
 		}
 		_, err := Run(context.Background(), Config{SLO: slo, Traces: []Input{{Name: "example", Reader: tr.NewReader()}}})

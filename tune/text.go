@@ -25,7 +25,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 // yardstick.
 func WriteText(w io.Writer, rep *Report) error {
 	var b strings.Builder
-	st := string(rep.SLO.Stat)
+	st := rep.SLO.Stat.String()
 	bound := policy.FormatRate(rep.SLO.PPM)
 	// A slowdown is often far below 0.01%: 4 significant digits.
 	stat := func(m *Metrics) string {

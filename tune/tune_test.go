@@ -14,6 +14,7 @@ import (
 	"mdk/policy"
 	"mdk/result"
 	"mdk/sim"
+	"mdk/tier"
 	"mdk/trace"
 )
 
@@ -95,7 +96,7 @@ func TestCopyHalves(t *testing.T) {
 				if d := cmp.Diff(c.Train, c.Eval); d != "" {
 					t.Errorf("%s:%s: eval differs from train (-train +eval):\n%s", c.Policy, c.Params, d)
 				}
-				if slo.Stat == result.MaxPR && c.Eval.BrokenWindows != 0 {
+				if slo.Stat == tier.StatAxis(result.MaxPR) && c.Eval.BrokenWindows != 0 {
 					t.Errorf("%s:%s: %d eval windows break %s", c.Policy, c.Params, c.Eval.BrokenWindows, slo)
 				}
 				if !c.Eval.MeetsSLO {
@@ -151,7 +152,7 @@ func TestAgainstSimulator(t *testing.T) {
 		b = trace.NewBuilder(trace.DefaultHeader())
 		randomHalf(b, rng.Uint64(), 0, 20+rng.IntN(20), 20+rng.IntN(60))
 		tr2 := b.Trace()
-		slo := SLO{Stat: result.Stats[rng.IntN(4)], PPM: int64(rng.IntN(100_000))}
+		slo := SLO{Stat: tier.StatAxis(result.Stats[rng.IntN(4)]), PPM: int64(rng.IntN(100_000))}
 		// L-OPP's model: any model will do (its theta is chosen on the
 		// validation windows, which the brute force checks); a small one
 		// trained on tr1.
@@ -228,7 +229,7 @@ func bruteMetrics(s policy.Setting, slo SLO, segs []segTrace) *Metrics {
 	}
 	// The statistic of prs, computed here without result: sort for the
 	// percentiles, plain loops for max and mean.
-	m.Stat = statOf(prs, slo.Stat)
+	m.Stat = statOf(prs, slo.Stat.Stat)
 	if m.AlivePageWindows > 0 {
 		m.Savings = float64(m.SavedPageWindows) / float64(m.AlivePageWindows)
 	}
@@ -420,7 +421,7 @@ func TestRunErrors(t *testing.T) {
 	other.Add(0, trace.Access, trace.Page{Page: 1})
 	in := func(name string, t *trace.Trace) []Input { return []Input{{Name: name, Reader: t.NewReader()}} }
 	r := func(a, b int) *Range { return &Range{a, b} }
-	slo := SLO{Stat: result.MaxPR, PPM: 20000}
+	slo := SLO{Stat: tier.StatAxis(result.MaxPR), PPM: 20000}
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -430,7 +431,7 @@ func TestRunErrors(t *testing.T) {
 		{"both", Config{SLO: slo, Traces: in("a", tr), Train: in("b", tr)}, "tune: give either traces to split by windows or train and eval traces, not both"},
 		{"no eval", Config{SLO: slo, Train: in("b", tr)}, "tune: a trace split needs at least one train trace and one eval trace"},
 		{"ranges with traces", Config{SLO: slo, Train: in("b", tr), Eval: in("c", tr), TrainWindows: r(0, 1)}, "tune: train or eval windows apply to a window split, not to train and eval traces"},
-		{"bad stat", Config{SLO: SLO{Stat: "max"}, Traces: in("a", tr)}, `tune: unknown statistic "max" (known: max_pr, p99_pr, p98_pr, mean_pr)`},
+		{"bad stat", Config{SLO: SLO{Stat: tier.Axis{Stat: "max"}}, Traces: in("a", tr)}, `tune: unknown statistic "max" (known: max_pr, p99_pr, p98_pr, mean_pr)`},
 		{"bad spec", Config{SLO: slo, Traces: in("a", tr), Policies: []string{"age:A=x"}}, `age:A=x: bad value "x" for A: want a number of windows or a duration such as 90s or 10m, or inf`},
 		{"windows differ", Config{SLO: slo, Train: in("a", tr), Eval: in("b", other.Trace())}, "tune: b has 10s windows but a has 30s: tuning needs runs with one window length"},
 		{"one window", Config{SLO: slo, Traces: in("one", one.Trace())}, "tune: one has 1 window(s): need at least 2 to split into train and eval halves"},

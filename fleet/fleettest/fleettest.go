@@ -108,7 +108,7 @@ func Compute(paths []string, specs []string, window time.Duration, slo *tune.SLO
 			s.FootprintBytes += peak * r.PageSize
 			s.SavedBytes.Add(s.SavedBytes, big.NewRat(r.Saved*r.PageSize, int64(r.Windows())))
 			s.Saved += r.Saved
-			if slo != nil && r.Stat(slo.Stat) > slo.Bound() {
+			if slo != nil && slo.Value(r) > slo.Bound() {
 				s.Breaking++
 			}
 		}

@@ -241,7 +241,7 @@ func loppTrainRate(e *env, o loppTrainOptions, path string, r trace.Reader, ppm 
 		pre, fit, path, tm.Rows, tm.Positives, policy.FormatRate(ppm), tm.Censored)
 	fmt.Fprintf(e.stdout, "%straining accuracy %.2f%% (%d trees of depth %d)\n",
 		pre, 100*tm.Accuracy(), o.cfg.Rounds, o.cfg.MaxDepth)
-	st := string(slo.Stat)
+	st := slo.Stat.String()
 	if choice.Found {
 		fmt.Fprintf(e.stdout, "%stheta chosen on validation windows %s (not fitted on): lopp:%s, %s %.2f%%, savings %.2f%% there (training windows %s: %s %.2f%%, savings %.2f%%; best of %d thetas meeting %s on both)\n",
 			pre, val, choice.Params, st, 100*choice.Validation.Stat, 100*choice.Validation.Savings,
