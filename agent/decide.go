@@ -49,11 +49,13 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 	}
 	var decided []uint32
 	var st policy.PageState
+	var resident int64
 	for id := range a.pages {
 		p := &a.pages[id]
 		if !p.Alive || p.out || a.tgts[a.tgt[id]].gone {
 			continue
 		}
+		resident++
 		st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior, Features: p.Features}
 		if a.gaps != nil {
 			g := a.gaps[id][p.Next]
@@ -61,6 +63,15 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 		}
 		if dec.Reclaim(&st) {
 			decided = append(decided, uint32(id))
+		}
+	}
+	// A controller's limited setting (damos's quota): at most its limit,
+	// the idle longest first, as the simulator rations.
+	if d, ok := dec.(due); ok {
+		if l, ok := d.s.(policy.Limited); ok {
+			if n, ok := l.Limit(resident); ok {
+				decided = policy.Ration(decided, func(id uint32) int { return a.pages[id].Last }, n)
+			}
 		}
 	}
 	row.Decided = int64(len(decided))

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"mdk/linux"
+	"mdk/policy"
 )
 
 // Metrics are the agent's Prometheus metrics: the measured numbers of the
@@ -27,7 +28,7 @@ type Metrics struct {
 	syscalls  prometheus.Counter
 	scanned   prometheus.Counter
 	touchRate prometheus.Gauge
-	// Under a controller (a setting label "auto:..."): its switches and
+	// Under a controller (a setting label "auto:...", "gswap:..."): its switches and
 	// the setting in force (a gauge of 1 labelled with it).
 	controlled bool
 	switches   prometheus.Counter
@@ -62,7 +63,7 @@ func NewMetrics(setting string) *Metrics {
 		scanned:   c("pages_scanned_total", "Pagemap entries read."),
 		touchRate: g("workload_touches_per_second", "The replay workload's touches per second in the last window."),
 	}
-	if m.controlled = strings.HasPrefix(setting, "auto:"); m.controlled {
+	if m.controlled = strings.HasPrefix(setting, "auto:") || policy.IsController(setting); m.controlled {
 		m.switches = c("switches_total", "Switches of the controller's setting.")
 		m.current = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "mdk", Subsystem: "agent", Name: "current_setting",
 			Help: "The setting the controller has in force (1 for it).", ConstLabels: l}, []string{"current"})

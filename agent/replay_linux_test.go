@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -341,6 +342,40 @@ func replayAutoEqualsSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkReplayControlled(t, tr, path, dir, a)
+}
+
+// TestReplayControllersEqualSimulator is TestReplayAutoEqualsSimulator's
+// standard for the production controllers of the policy package: gswap
+// (thresholds from the promotion history) and damos under a quota that
+// binds (512 pages per window of 4,000 due: the agent rations the due
+// pages as the simulator does, the idle longest first).
+func TestReplayControllersEqualSimulator(t *testing.T) {
+	testutil.SetupZram(t, 256<<20)
+	const window = time.Second
+	dir := t.TempDir()
+	tr, path := genTrace(t, dir, window)
+	for _, spec := range []string{"gswap:budget=100%,min=1,K=90,S=2,history=4", "damos:min_age=0,quota=2M/1s"} {
+		c, err := policy.ParseController(spec, policy.ControllerOptions{Window: window})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.(*policy.Damos); ok {
+			w, err := sim.RunControlled(context.Background(), tr, c)
+			if err != nil || slices.Max(w.Decided) != 512 {
+				t.Fatalf("%s: the quota never binds (decided %v, %v): the test exercises no rationing", spec, w.Decided, err)
+			}
+		}
+		t.Run(c.Policy(), func(t *testing.T) { checkReplayControlled(t, tr, path, t.TempDir(), c) })
+	}
+}
+
+// checkReplayControlled replays tr (the workload file path) under
+// controller a and checks every window against sim.RunControlled: the
+// decided pages, promotions and saved page-windows (checkExact), and the
+// setting of every window with its switches in measured.csv.
+func checkReplayControlled(t *testing.T, tr *trace.Trace, path, dir string, a policy.Controller) {
+	t.Helper()
 	want, err := sim.RunControlled(context.Background(), tr, a)
 	if err != nil {
 		t.Fatal(err)
@@ -348,10 +383,10 @@ func replayAutoEqualsSimulator(t *testing.T) {
 	if len(want.Switches) == 0 {
 		t.Fatal("the controller never switches on the workload: the test exercises nothing")
 	}
-	run := filepath.Join(dir, "auto")
+	run := filepath.Join(dir, a.Policy())
 	ctl := NewControlled(a)
 	opt := DefaultOptions
-	opt.Setting, opt.Controller, opt.Window, opt.Dir = ctl.Setting(), ctl, window, run
+	opt.Setting, opt.Controller, opt.Window, opt.Dir = ctl.Setting(), ctl, tr.Header.Window, run
 	opt.PSIThreshold = 0 // other tests on this machine may press its memory
 	sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
 	if err != nil {

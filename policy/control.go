@@ -1,6 +1,12 @@
 package policy
 
-import "mdk/trace"
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"mdk/trace"
+)
 
 // Online is a setting whose decision for a gap depends only on the past: it
 // names, from the touch alone (LastTouch, Prior and Features of a
@@ -56,6 +62,50 @@ func SpecOf(s Online) string {
 	return String(s)
 }
 
+// Limited is an [Online] setting that reclaims at most a number of its due
+// pages at one scan point: a quota (DAMOS's, docs/policies.md "damos").
+// When more pages are due than the limit, the ones idle longest go first:
+// ascending last touch, ties to the lower dense page ID ([Ration]). The
+// simulator's controlled runs and the agent apply it alike.
+type Limited interface {
+	Online
+	// Limit returns the most pages reclaimed at this scan point, given
+	// resident, the number of resident alive pages there (after the
+	// window's accesses and births); ok false means no limit.
+	Limit(resident int64) (n int64, ok bool)
+}
+
+// Ration returns the pages of due (dense IDs, reordered in place) that a
+// limit of n pages reclaims: every one if there are at most n, else the n
+// with the earliest last touch (last gives it), ties to the lower ID.
+func Ration(due []uint32, last func(id uint32) int, n int64) []uint32 {
+	if int64(len(due)) <= n {
+		return due
+	}
+	slices.SortFunc(due, func(a, b uint32) int {
+		if c := cmp.Compare(last(a), last(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return due[:max(n, 0)]
+}
+
+// Quota is an online setting under a quota of Pages pages per scan point:
+// Base's due pages, at most Pages of them, the idle longest first
+// ([Limited]). It is what damos has in force; as a spec it reads
+// "age:A=4,quota=16" (it is not a policy of the spec language).
+type Quota struct {
+	Base  Online
+	Pages int64
+}
+
+func (q Quota) Policy() string                     { return q.Base.Policy() }
+func (q Quota) Params() string                     { return q.Base.Params() + ",quota=" + strconv.FormatInt(q.Pages, 10) }
+func (q Quota) NewDecider(a []int64) Decider       { return q.Base.NewDecider(a) }
+func (q Quota) Due(s *PageState) (int, bool)       { return q.Base.Due(s) }
+func (q Quota) Limit(resident int64) (int64, bool) { return q.Pages, true }
+
 // Outcome is what one window of a controlled run came to, under the
 // decisions the run made so far: what a feedback controller may observe.
 type Outcome struct {
@@ -96,9 +146,10 @@ type Switch struct {
 }
 
 var (
-	_ Online = AGE{}
-	_ Online = PAW{}
-	_ Online = PACE{}
-	_ Online = LOPP{}
-	_ Online = Nothing{}
+	_ Online  = AGE{}
+	_ Online  = PAW{}
+	_ Online  = PACE{}
+	_ Online  = LOPP{}
+	_ Online  = Nothing{}
+	_ Limited = Quota{}
 )

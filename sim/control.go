@@ -31,7 +31,8 @@ type Controlled struct {
 // that window's outcome and names the setting in force from then on; then
 // every resident alive page whose gap is due under that setting
 // (k - last touch >= the setting's delay for it, [policy.Online]) is
-// reclaimed; then k's frees apply. A reclaimed page stays absent until its
+// reclaimed (under a [policy.Limited] setting at most its limit, the idle
+// longest first: [policy.Ration]); then k's frees apply. A reclaimed page stays absent until its
 // next access, whatever the controller does later.
 func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*Controlled, error) {
 	W := len(t.Windows)
@@ -98,19 +99,31 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 		}
 		cur = next
 		out.Settings[k] = policy.SpecOf(cur)
-		// 5. Decisions: every resident page whose gap is due.
+		// 5. Decisions: every resident page whose gap is due; under a
+		// limit, at most that many, the idle longest first.
 		var st policy.PageState
+		var due []uint32
+		var nres int64
 		for id := range pages {
 			p := &pages[id]
 			if !p.Alive || !resident[id] {
 				continue
 			}
+			nres++
 			st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior, Features: p.Features}
 			if d, ok := cur.Due(&st); ok && k-p.Last >= d {
-				resident[id] = false
-				out.Decided[k]++
+				due = append(due, uint32(id))
 			}
 		}
+		if l, ok := cur.(policy.Limited); ok {
+			if n, ok := l.Limit(nres); ok {
+				due = policy.Ration(due, func(id uint32) int { return pages[id].Last }, n)
+			}
+		}
+		for _, id := range due {
+			resident[id] = false
+		}
+		out.Decided[k] = int64(len(due))
 		// 6. Frees end lives after this window.
 		for _, id := range ev.Freed {
 			if p := &pages[id]; p.Alive {

@@ -10,6 +10,7 @@ import (
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
+	"mdk/tier"
 	"mdk/trace"
 )
 
@@ -44,11 +45,52 @@ type Auto struct {
 	Curve func(ctx context.Context, h *trace.Trace, grid []policy.Setting) ([]*result.Result, error)
 }
 
-// IsController reports whether spec names a controller (auto:...) rather
-// than a policy.
+// IsController reports whether spec names a controller (auto:..., or one
+// of the policy package's: gswap, damos) rather than a policy.
 func IsController(spec string) bool {
+	return IsAuto(spec) || policy.IsController(spec)
+}
+
+// IsAuto reports whether spec names mdk's own controller, auto.
+func IsAuto(spec string) bool {
 	name, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
 	return strings.TrimSpace(name) == "auto"
+}
+
+// ParseController parses any controller spec for windows of length
+// window: auto ([ParseAuto], its SLO's tier set to t) or one of the policy
+// package's ([policy.ParseController], given t's promotion cost). t may be
+// nil (no tier). L-OPP's model is the caller's to attach to auto's grid.
+func ParseController(spec string, window time.Duration, t *tier.Tier) (policy.Controller, error) {
+	if IsAuto(spec) {
+		a, err := ParseAuto(spec, window)
+		if err != nil {
+			return nil, err
+		}
+		if a.SLO.IsTier() {
+			if t == nil {
+				return nil, fmt.Errorf("%s: its SLO is on the tier model's slowdown: it needs a tier (--tier)", spec)
+			}
+			a.SLO.Tier = t
+		}
+		return a, nil
+	}
+	o := policy.ControllerOptions{Window: window}
+	if t != nil {
+		o.PromotionNS = t.PromotionNs.Mean
+	}
+	return policy.ParseController(spec, o)
+}
+
+// ControllerGrid returns the fixed settings a controller is compared with
+// (mdk tune's "fixed on train" and "in hindsight", docs/tune.md): auto's
+// grid; for a controller of the policy package, the settings it puts in
+// force are age's, so age's default grid for windows of length window.
+func ControllerGrid(c policy.Controller, window time.Duration) []policy.Setting {
+	if g, ok := c.(interface{ Settings() []policy.Setting }); ok {
+		return g.Settings()
+	}
+	return policy.DefaultGrid("age", window)
 }
 
 // ParseAuto parses a controller spec for a trace whose windows last window:

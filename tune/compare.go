@@ -68,13 +68,13 @@ func (c *ControllerChoice) Rows(opp *Yardstick) []CompareRow {
 }
 
 // chooseController fills a controller's row from its runs and those of
-// its base grid (settings gridFrom..gridFrom+len(grid)-1).
-func (s SLO) chooseController(a *Auto, ctl func(part int) (*result.Result, int), retunes int, settings []policy.Setting, gridFrom int, train, eval func(int) *result.Result, opp *Yardstick) ControllerChoice {
+// its grid (settings gridFrom..gridFrom+gridLen-1, [ControllerGrid]).
+func (s SLO) chooseController(a policy.Controller, ctl func(part int) (*result.Result, int), retunes int, settings []policy.Setting, gridFrom, gridLen int, train, eval func(int) *result.Result, opp *Yardstick) ControllerChoice {
 	tr, _ := ctl(partTrain)
 	ev, sw := ctl(partEval)
 	_, total := ctl(-1)
-	c := ControllerChoice{Spec: "auto:" + a.Params(), Train: s.Measure(tr), Eval: s.Measure(ev), Switches: sw, SwitchesTotal: total, Retunes: retunes}
-	idx := make([]int, len(a.Grid))
+	c := ControllerChoice{Spec: a.Policy() + ":" + a.Params(), Train: s.Measure(tr), Eval: s.Measure(ev), Switches: sw, SwitchesTotal: total, Retunes: retunes}
+	idx := make([]int, gridLen)
 	for i := range idx {
 		idx[i] = gridFrom + i
 	}
@@ -112,6 +112,9 @@ func writeControllers(b *strings.Builder, rep *Report) {
 			name := r.Setting
 			if r.Kind == "controller" {
 				name = "(" + strconv.Itoa(rep.Controllers[i].Retunes) + " retunes)"
+				if !IsAuto(r.Controller) {
+					name = "(decides every window)"
+				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", r.Controller, r.Kind, name, pct(r.M.Stat), pct(r.M.Savings), r.M.BrokenWindows, r.M.Windows, verdict, sw)
 		}

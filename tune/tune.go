@@ -59,9 +59,10 @@ type Config struct {
 
 	// Controllers are judged like settings: each runs over every whole
 	// trace (sim.RunControlled, the trace then held in memory) and is
-	// measured on both parts, beside its base grid's best fixed setting
-	// chosen on train and in hindsight (Report.Controllers).
-	Controllers []*Auto
+	// measured on both parts, beside its grid's best fixed setting
+	// chosen on train and in hindsight (Report.Controllers; the grid is
+	// [ControllerGrid]'s). Controller specs among Policies are added.
+	Controllers []policy.Controller
 	// Tier is the tier a controller's slowdown SLO is costed on (--tier).
 	Tier *tier.Tier
 }
@@ -228,13 +229,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Controllers, err = parseControllers(cfg, window); err != nil {
 		return nil, err
 	}
-	var gridFrom []int
+	var gridFrom, gridLen []int
 	for _, a := range cfg.Controllers {
 		if cfg.Sample.PPM != 0 && !cfg.Sample.All() {
 			return nil, errors.New("tune: a controller needs every page, not a sample")
 		}
-		gridFrom = append(gridFrom, len(settings))
-		settings = append(settings, a.Settings()...)
+		g := ControllerGrid(a, window)
+		gridFrom, gridLen = append(gridFrom, len(settings)), append(gridLen, len(g))
+		settings = append(settings, g...)
 	}
 
 	// 3.
@@ -255,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			retunes += len(in.ctlRetunes[i])
 		}
 		rep.Controllers = append(rep.Controllers, cfg.SLO.chooseController(a,
-			func(which int) (*result.Result, int) { return ctlPart(ins, i, which) }, retunes, settings, gridFrom[i], train, eval, rep.OPP))
+			func(which int) (*result.Result, int) { return ctlPart(ins, i, which) }, retunes, settings, gridFrom[i], gridLen[i], train, eval, rep.OPP))
 	}
 	for i := range rep.Policies {
 		if c := &rep.Policies[i]; ChoosesOnValidation(c.Policy) {
@@ -375,21 +377,23 @@ func parseSettings(cfg Config, window time.Duration) ([]policy.Setting, error) {
 
 // parseControllers parses the controller specs among cfg's policy specs,
 // with their tier and L-OPP's model.
-func parseControllers(cfg Config, window time.Duration) ([]*Auto, error) {
+func parseControllers(cfg Config, window time.Duration) ([]policy.Controller, error) {
 	out := slices.Clone(cfg.Controllers)
 	for _, s := range cfg.Policies {
 		if !IsController(s) {
 			continue
 		}
-		a, err := ParseAuto(s, window)
+		c, err := ParseController(s, window, cfg.Tier)
 		if err != nil {
-			return nil, err
-		}
-		if a.SLO.IsTier() {
-			if cfg.Tier == nil {
-				return nil, fmt.Errorf("tune: %s: its SLO is on the tier model's slowdown: it needs a tier (--tier)", s)
+			if _, ok := err.(*policy.SpecError); ok {
+				return nil, err
 			}
-			a.SLO.Tier = cfg.Tier
+			return nil, fmt.Errorf("tune: %w", err)
+		}
+		a, ok := c.(*Auto)
+		if !ok {
+			out = append(out, c)
+			continue
 		}
 		ss := a.Settings()
 		if err := policy.AttachModel(ss, cfg.Model); err != nil {
@@ -429,7 +433,11 @@ func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting,
 			return fmt.Errorf("%s: %w", in.Name, err)
 		}
 		in.ctl = append(in.ctl, c)
-		in.ctlRetunes = append(in.ctlRetunes, c.Run.(*AutoRun).Retunes)
+		var rt []Retune
+		if ar, ok := c.Run.(*AutoRun); ok {
+			rt = ar.Retunes
+		}
+		in.ctlRetunes = append(in.ctlRetunes, rt)
 	}
 	in.runs = runs
 	if r := runs[0]; r.Sampled() {

@@ -80,8 +80,9 @@ clock); it starts a kdamond only when one is free and never takes over a
 kdamond it did not start: when every kdamond is busy it refuses, having
 written nothing.
 
---policy may be a controller, 'auto:BASE,slo=STAT<=RATE,...' (docs/policies.md,
-"Controllers"; a promotion-rate SLO): at every window's end it is handed the
+--policy may be a controller, 'auto:BASE,slo=STAT<=RATE,...' (a
+promotion-rate SLO), gswap[:...] or damos[:...] (no psi goal) (docs/policies.md,
+"Controllers"): at every window's end it is handed the
 window and its measured outcome, names the setting in force from that scan
 point on (retuning on the windows seen so far), and the agent decides with
 it. measured.csv then ends with the columns setting and switch, the JSON
@@ -449,7 +450,7 @@ func compareRunPredicted(dir, model, recording string) (*agent.Predicted, error)
 // runSetting reads RUN's setting: a fixed setting, or a controller (then
 // the setting is nil). A setting or model that does not parse is RUN's
 // damage (exit 1), not the command line's.
-func runSetting(dir, model string) (policy.Setting, *tune.Auto, error) {
+func runSetting(dir, model string) (policy.Setting, policy.Controller, error) {
 	info, err := agent.ReadRunInfo(dir)
 	if err != nil {
 		return nil, nil, err
@@ -534,9 +535,14 @@ func agentView(dir string, c *agent.Comparison) *report.AgentRun {
 	return a
 }
 
-// parseAgentAuto parses an auto controller for the agent. A slowdown SLO
-// is refused: run.json does not record a tier for compare to repeat it.
-func parseAgentAuto(spec string, window time.Duration, model string) (*tune.Auto, error) {
+// parseAgentAuto parses a controller for the agent: auto, or one of the
+// policy package's (gswap, damos). A tier is refused (auto's slowdown SLO,
+// damos's psi goal): run.json does not record a tier for compare to repeat
+// it.
+func parseAgentAuto(spec string, window time.Duration, model string) (policy.Controller, error) {
+	if !tune.IsAuto(spec) {
+		return parseController(spec, window, "", "")
+	}
 	a, err := tune.ParseAuto(spec, window)
 	if err != nil {
 		return nil, usageError{err}

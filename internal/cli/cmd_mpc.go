@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +61,13 @@ draws the curves (SVG or PNG by extension).
 
 A policy given by name alone uses its default grid (docs/policies.md).
 
+A policy may also be a controller (auto:..., gswap[:...], damos[:...];
+docs/policies.md, "Controllers"): it is simulated over the whole trace and
+its realised point is printed after the table with its headroom against OPP
+at its own statistic, and the sentence "X at its defaults saves A% at
+max_pr B%; OPP at B% saves C%; age at its best, D%" (age's default grid is
+run for it when no age setting is among the policies).
+
 --sample RATE (10%, 1%, 0.1%: 1/N of 100%) runs on the pages that a seeded
 hash of (space, page) keeps, each page in or out for the whole trace:
 counts are the sample's x 1/RATE, rates the sample's own, and every value
@@ -99,9 +107,18 @@ func (e *env) curvesWindow(path string, o mpcOptions, x tier.Axis) ([]*result.Re
 // curveSet is curvesWindow, also returning the controllers' runs (their
 // results are the last of the results, in spec order).
 func (e *env) curveSet(path string, o mpcOptions, x tier.Axis) ([]*result.Result, []report.Controller, time.Duration, error) {
+	rs, ctl, _, window, err := e.curveSetRef(path, o, x)
+	return rs, ctl, window, err
+}
+
+// curveSetRef is curveSet, also returning, when there are controllers and
+// no age setting among the specs, age's default grid run on the same pass:
+// the reference of the controllers' sentence in mdk mpc ("age at its
+// best"), kept out of the curves printed.
+func (e *env) curveSetRef(path string, o mpcOptions, x tier.Axis) ([]*result.Result, []report.Controller, []*result.Result, time.Duration, error) {
 	r, c, err := e.openTrace(path)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
 	defer c.Close()
 	window := r.Header().Window
@@ -117,28 +134,36 @@ func (e *env) curveSet(path string, o mpcOptions, x tier.Axis) ([]*result.Result
 	if len(specs) > 0 || len(autos) == 0 {
 		// On a tier metric's axis, opp's grid reaches r = 100% (policy.WideGrid).
 		if ss, err = parseSpecsOn(specs, window, o.model, x.IsTier()); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 	}
 	s, k, err := o.sample.parse()
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
 	var ctl []report.Controller
 	if len(autos) > 0 {
 		if ctl, ss, r, err = e.runControllers(r, autos, ss, o, x); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		if !s.All() {
-			return nil, nil, 0, usagef("--sample: a controller (auto) needs every page")
+			return nil, nil, nil, 0, usagef("--sample: a controller needs every page")
 		}
+	}
+	cut := len(ss)
+	if len(autos) > 0 && !slices.ContainsFunc(ss, func(x policy.Setting) bool { return x.Policy() == "age" }) {
+		ss = append(ss, policy.DefaultGrid("age", window)...)
 	}
 	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc"), Sample: s, Groups: k})
 	e.endProgress()
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	rs, ref := rs[:cut:cut], rs[cut:]
 	for _, c := range ctl {
 		rs = append(rs, c.Result)
 	}
-	return rs, ctl, window, err
+	return rs, ctl, ref, window, nil
 }
 
 // runControllers reads the trace into memory and runs each controller
@@ -152,11 +177,11 @@ func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting
 		return nil, nil, nil, err
 	}
 	if !t.Header.Sample.All() {
-		return nil, nil, nil, usagef("a controller (auto) needs a trace of every page, not a %s sample", t.Header.Sample)
+		return nil, nil, nil, usagef("a controller needs a trace of every page, not a %s sample", t.Header.Sample)
 	}
 	var out []report.Controller
 	for _, spec := range specs {
-		a, err := parseAuto(spec, t.Header.Window, o.tier, o.model)
+		a, err := parseController(spec, t.Header.Window, o.tier, o.model)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -165,7 +190,11 @@ func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting
 			return nil, nil, nil, err
 		}
 		out = append(out, report.Controller{Result: c.Result, Switches: len(c.Switches)})
-		fmt.Fprintf(e.stderr, "mdk: auto:%s: %d retunes, %d switches\n", a.Params(), len(c.Run.(*tune.AutoRun).Retunes), len(c.Switches))
+		if ar, ok := c.Run.(*tune.AutoRun); ok {
+			fmt.Fprintf(e.stderr, "mdk: auto:%s: %d retunes, %d switches\n", a.Params(), len(ar.Retunes), len(c.Switches))
+		} else {
+			fmt.Fprintf(e.stderr, "mdk: %s:%s: %d switches\n", a.Policy(), a.Params(), len(c.Switches))
+		}
 		if !x.IsTier() {
 			ppm := int64(c.Result.Stat(x.Stat) * policy.MaxPPM) // OPP at the rate it realised, rounded down
 			ss = append(ss, policy.OPP{PPM: min(ppm, policy.MaxPPM)})
@@ -211,7 +240,7 @@ func runMPC(e *env, o mpcOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	rs, window, err := e.curvesWindow(path, o, x)
+	rs, _, ageRef, window, err := e.curveSetRef(path, o, x)
 	if err != nil {
 		return err
 	}
@@ -238,24 +267,57 @@ func runMPC(e *env, o mpcOptions, path string) error {
 	if err := report.WriteBestTable(e.stdout, rs, report.TableOptions{X: x, Targets: targets}); err != nil {
 		return err
 	}
-	return writeControllerPoints(e, rs, st)
+	return writeControllerPoints(e, rs, ageRef, st, o.policies)
 }
 
 // writeControllerPoints prints each controller's point on the curves: its
 // realised statistic and savings, and its headroom against OPP's best
-// setting at that statistic.
-func writeControllerPoints(e *env, rs []*result.Result, st result.Stat) error {
-	var opp []*result.Result
-	for _, r := range rs {
-		if r.Policy == "opp" {
+// setting at that statistic; then the sentence of issue 27: "X at its
+// defaults saves A% at max_pr B%; OPP at B% saves C%; age at its best (A=..), D%"
+// (age's best setting at that statistic, from the curves or from ageRef,
+// age's default grid run beside them). specs are the command's specs, in
+// order: the controllers' results follow the curves in that order.
+func writeControllerPoints(e *env, rs, ageRef []*result.Result, st result.Stat, specs []string) error {
+	var opp, age []*result.Result
+	for _, r := range append(slices.Clone(rs), ageRef...) {
+		switch r.Policy {
+		case "opp":
 			opp = append(opp, r)
+		case "age":
+			age = append(age, r)
 		}
 	}
+	var ctlSpecs []string
+	for _, s := range specs {
+		if tune.IsController(s) {
+			ctlSpecs = append(ctlSpecs, strings.TrimSpace(s))
+		}
+	}
+	i := 0
 	for _, r := range rs {
-		if r.Policy != "auto" {
+		if !tune.IsController(r.Policy) {
 			continue
 		}
-		if _, err := fmt.Fprintln(e.stdout, result.AtRealised(r, opp, st).Line()); err != nil {
+		x := r.Stat(st)
+		line := result.AtRealised(r, opp, st).Line()
+		name := r.Policy + ":" + r.Params
+		if i < len(ctlSpecs) {
+			name = ctlSpecs[i]
+		}
+		i++
+		if !strings.Contains(name, ":") {
+			name += " at its defaults"
+		}
+		line += fmt.Sprintf("\n%s saves %.2f%% at %s %.4f%%", name, 100*r.Savings(), st, 100*x)
+		if b := result.Best(opp, st, x); b != nil {
+			line += fmt.Sprintf("; OPP at %.4f%% saves %.2f%%", 100*x, 100*b.Savings())
+		}
+		if a := result.Best(age, st, x); a != nil {
+			line += fmt.Sprintf("; age at its best (%s), %.2f%%", a.Params, 100*a.Savings())
+		} else {
+			line += fmt.Sprintf("; age: none at or below %.4f%%", 100*x)
+		}
+		if _, err := fmt.Fprintln(e.stdout, line); err != nil {
 			return err
 		}
 	}

@@ -37,8 +37,10 @@ durations converted by the trace's window length. One setting prints its
 metrics; a grid (lists or ranges) prints CSV rows with the SPEC section 6
 header. --json prints SPEC section 6 objects with per-window arrays.
 
-SPEC may also be a controller, auto:BASE,slo=STAT<=RATE,... (docs/policies.md,
-"Controllers"): it is simulated window by window, retuning as it goes, and
+SPEC may also be a controller, auto:BASE,slo=STAT<=RATE,..., gswap[:...] (a
+cold-age threshold from the promotion history) or damos[:...] (DAMOS pageout
+under a quota) (docs/policies.md, "Controllers"): it is simulated window by
+window, retuning as it goes, and
 its metrics are printed with every switch of its setting; --json adds
 "settings" (the setting of every window) and "switches".`,
 		Example: `  mdk sim testdata/example.txt age:A=1
@@ -163,9 +165,27 @@ func parseAuto(spec string, window time.Duration, tierName, model string) (*tune
 	return a, nil
 }
 
+// parseController parses any controller spec (auto, or one of the policy
+// package's: gswap, damos) for a trace with the given window, with its
+// tier and L-OPP model.
+func parseController(spec string, window time.Duration, tierName, model string) (policy.Controller, error) {
+	if tune.IsAuto(spec) {
+		return parseAuto(spec, window, tierName, model)
+	}
+	t, err := loadTier(tierName)
+	if err != nil {
+		return nil, err
+	}
+	c, err := tune.ParseController(spec, window, t)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return c, nil
+}
+
 // runSimAuto simulates a controller.
 func runSimAuto(e *env, o simOptions, r trace.Reader, spec string) error {
-	a, err := parseAuto(spec, r.Header().Window, o.tier, o.model)
+	a, err := parseController(spec, r.Header().Window, o.tier, o.model)
 	if err != nil {
 		return err
 	}
@@ -174,7 +194,7 @@ func runSimAuto(e *env, o simOptions, r trace.Reader, spec string) error {
 		return err
 	}
 	if !t.Header.Sample.All() {
-		return usagef("%s: auto needs a trace of every page, not a %s sample", spec, t.Header.Sample)
+		return usagef("%s: a controller needs a trace of every page, not a %s sample", spec, t.Header.Sample)
 	}
 	c, err := sim.RunControlled(e.ctx, t, a)
 	if err != nil {
