@@ -53,25 +53,22 @@ type Plan struct {
 	// Settings.
 	Names  []string
 	Groups map[string][]int
-	// Controllers are the controller specs (auto:...) among the policies,
+	// Controllers are the controller specs (auto:..., gswap, damos) among the policies,
 	// in spec order: each job runs each of them over its whole trace
 	// (sim.RunControlled), after the settings in its curve.
-	Controllers []*tune.Auto
+	Controllers []policy.Controller
 }
 
-// compileController parses a controller spec, its tier SLO costed on the
-// plan's tier.
-func (p *Plan) compileController(spec string) (*tune.Auto, error) {
+// compileController parses a controller spec (auto, gswap, damos:
+// tune.ParseController), a tier SLO or goal costed on the plan's tier.
+func (p *Plan) compileController(spec string) (policy.Controller, error) {
 	c := p.Config
-	a, err := tune.ParseAuto(spec, c.Window)
+	a, err := tune.ParseController(spec, c.Window, c.Tier)
 	if err != nil {
-		return nil, err
-	}
-	if a.SLO.IsTier() {
-		if c.Tier == nil {
-			return nil, fmt.Errorf("fleet: %s: its SLO is on the tier model's slowdown: it needs a tier (--tier)", spec)
+		if _, ok := err.(*policy.SpecError); ok {
+			return nil, err
 		}
-		a.SLO.Tier = c.Tier
+		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	if c.SamplePPM != 0 {
 		return nil, fmt.Errorf("fleet: %s: a controller runs on every page of its job, not on a sample (--sample)", spec)
