@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
 
@@ -77,18 +76,45 @@ type Limited interface {
 
 // Ration returns the pages of due (dense IDs, reordered in place) that a
 // limit of n pages reclaims: every one if there are at most n, else the n
-// with the earliest last touch (last gives it), ties to the lower ID.
+// with the earliest last touch (last gives it), ties to the lower ID; the
+// result is a set, in no particular order. It costs O(len(due) + the
+// span of the last touches) and a sort of the one last touch the limit
+// cuts through.
 func Ration(due []uint32, last func(id uint32) int, n int64) []uint32 {
 	if int64(len(due)) <= n {
 		return due
 	}
-	slices.SortFunc(due, func(a, b uint32) int {
-		if c := cmp.Compare(last(a), last(b)); c != 0 {
-			return c
+	if n <= 0 {
+		return due[:0]
+	}
+	lo, hi := last(due[0]), last(due[0])
+	for _, id := range due {
+		lo, hi = min(lo, last(id)), max(hi, last(id))
+	}
+	count := make([]int64, hi-lo+1)
+	for _, id := range due {
+		count[last(id)-lo]++
+	}
+	// cut: the last touch the limit cuts through; below it every page goes,
+	// at it the lowest IDs up to the limit.
+	cut, below := 0, int64(0)
+	for below+count[cut] <= n {
+		below += count[cut]
+		cut++
+	}
+	kept, tie := 0, []uint32(nil)
+	for _, id := range due {
+		switch l := last(id) - lo; {
+		case l < cut:
+			due[kept] = id
+			kept++
+		case l == cut:
+			tie = append(tie, id)
 		}
-		return cmp.Compare(a, b)
-	})
-	return due[:max(n, 0)]
+	}
+	slices.Sort(tie)
+	kept += copy(due[kept:], tie[:n-below])
+	return due[:kept]
 }
 
 // Quota is an online setting under a quota of Pages pages per scan point:

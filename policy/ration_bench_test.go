@@ -34,20 +34,37 @@ func BenchmarkRation(b *testing.B) {
 
 // TestRation checks the order on a hand case: the earliest last touch
 // first, ties to the lower ID; a limit at or above the due pages keeps
-// them all, in their order; a negative limit keeps none.
+// them all; a limit of 0 or below keeps none. Then against a sort on
+// random cases.
 func TestRation(t *testing.T) {
 	last := map[uint32]int{7: 3, 2: 1, 5: 1, 9: 0, 4: 3}
 	get := func(id uint32) int { return last[id] }
-	if got := Ration([]uint32{7, 2, 5, 9, 4}, get, 3); !slices.Equal(got, []uint32{9, 2, 5}) {
-		t.Errorf("limit 3: %v, want [9 2 5]", got)
+	set := func(ids []uint32) []uint32 { return slices.Sorted(slices.Values(ids)) }
+	for n, want := range map[int64][]uint32{3: {2, 5, 9}, 4: {2, 4, 5, 9}, 2: {2, 9}, 1: {9}, 5: {2, 4, 5, 7, 9}, 9: {2, 4, 5, 7, 9}, 0: nil, -1: nil} {
+		if got := set(Ration([]uint32{7, 2, 5, 9, 4}, get, n)); !slices.Equal(got, want) {
+			t.Errorf("limit %d: %v, want %v", n, got, want)
+		}
 	}
-	if got := Ration([]uint32{7, 2, 5, 9, 4}, get, 4); !slices.Equal(got, []uint32{9, 2, 5, 4}) {
-		t.Errorf("limit 4: %v, want [9 2 5 4]", got)
-	}
-	if got := Ration([]uint32{7, 2}, get, 2); !slices.Equal(got, []uint32{7, 2}) {
-		t.Errorf("limit 2 of 2: %v", got)
-	}
-	if got := Ration([]uint32{7, 2}, get, 0); len(got) != 0 {
-		t.Errorf("limit 0: %v", got)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		d := 1 + rng.IntN(40)
+		lt := make([]int, 64)
+		var due []uint32
+		for _, id := range rng.Perm(64)[:d] {
+			lt[id] = rng.IntN(1 + rng.IntN(10))
+			due = append(due, uint32(id))
+		}
+		n := int64(rng.IntN(d + 2))
+		want := slices.Clone(due)
+		slices.SortFunc(want, func(a, b uint32) int {
+			if lt[a] != lt[b] {
+				return lt[a] - lt[b]
+			}
+			return int(a) - int(b)
+		})
+		want = set(want[:min(n, int64(d))])
+		if got := set(Ration(due, func(id uint32) int { return lt[id] }, n)); !slices.Equal(got, want) {
+			t.Fatalf("limit %d: %v, want %v", n, got, want)
+		}
 	}
 }
