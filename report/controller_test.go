@@ -200,3 +200,43 @@ func TestTuneControllersTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneControllersOnly: with controllers and no fixed policy (mdk
+// report --slo -p auto:... alone), the Tuning section has the controllers'
+// comparison and no empty fixed-policy table nor its sentence; in chromium
+// the page's self-check runs without a script error.
+func TestTuneControllersOnly(t *testing.T) {
+	slo, err := tune.ParseSLO("max_pr<=5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := gen.DefaultConfig
+	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "mix", 500, 40, 3
+	rep, err := tune.Run(context.Background(), tune.Config{SLO: slo,
+		Policies: []string{"auto:age,A=0..8,slo=max_pr<=5%,history=10,every=3"},
+		Traces:   []tune.Input{{Name: "mix.mdkt", Reader: gen.NewReader(cfg)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Policies) != 0 || len(rep.Controllers) != 1 {
+		t.Fatalf("%d fixed policies and %d controllers in the tune report, want 0 and 1", len(rep.Policies), len(rep.Controllers))
+	}
+	d := *testReport(t)
+	d.Tune = rep
+	var buf bytes.Buffer
+	if err := Generate(&buf, &d, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if strings.Contains(page, `<table id="tune" `) || strings.Contains(page, "For each policy, the setting") {
+		t.Error("the Tuning section has a fixed-policy table (or its sentence) with no fixed policy")
+	}
+	if !strings.Contains(page, `<table id="tune-controllers"`) || !strings.Contains(page, `id="tune-yardstick"`) {
+		t.Error("the Tuning section lacks the controllers' table or the yardstick")
+	}
+	chromium := testutil.RequireTool(t, "chromium")
+	c := generateInBrowser(t, chromium, &d, Options{MaxPoints: 100})
+	if c.Tune == nil || c.Tune.Rows != 0 || !c.Tune.Agrees {
+		t.Errorf("tune self-check %+v, want 0 rows, agreeing", c.Tune)
+	}
+}

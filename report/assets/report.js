@@ -339,11 +339,12 @@
   // exactly where the eval statistic breaks the SLO).
   if (D.tune) {
     var trows = document.querySelectorAll('#tune tbody tr');
-    var want = D.tune.policies.filter(function (c) { return c.found && !c.eval.meets_slo; }).map(function (c) { return c.policy; });
+    var policies = D.tune.policies || []; // null with controllers alone
+    var want = policies.filter(function (c) { return c.found && !c.eval.meets_slo; }).map(function (c) { return c.policy; });
     var got = Array.prototype.filter.call(trows, function (r) { return r.querySelector('.badge.broken'); })
       .map(function (r) { return r.getAttribute('data-policy'); });
-    check.tune = { rows: trows.length, policies: D.tune.policies.length, broken: got,
-      agrees: trows.length === D.tune.policies.length && want.join() === got.join() };
+    check.tune = { rows: trows.length, policies: policies.length, broken: got,
+      agrees: trows.length === policies.length && want.join() === got.join() };
   }
   // The design section, if any: its table's rows, and each bar's stacks
   // summed (they must add up to the row's headroom).
