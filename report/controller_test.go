@@ -158,22 +158,29 @@ func TestControllersInBrowser(t *testing.T) {
 	}
 }
 
-// TestTuneControllersTable: with --slo and a controller, the Tuning section
-// lists mdk tune's comparison rows of the controller (controller, fixed on
-// train, fixed in hindsight, opp) with their eval numbers.
-func TestTuneControllersTable(t *testing.T) {
+// tuneMix is tune.Run at max_pr<=5% on a gen mix trace (seed 3) of pages x
+// windows with the given policy specs.
+func tuneMix(t *testing.T, pages, windows int, policies ...string) *tune.Report {
+	t.Helper()
 	slo, err := tune.ParseSLO("max_pr<=5%")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := gen.DefaultConfig
-	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "mix", 2000, 60, 3
-	rep, err := tune.Run(context.Background(), tune.Config{SLO: slo,
-		Policies: []string{"age:A=0..20", "opp", "auto:age,A=0..20,slo=max_pr<=5%,history=10,every=3"},
-		Traces:   []tune.Input{{Name: "mix.mdkt", Reader: gen.NewReader(cfg)}}})
+	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "mix", pages, windows, 3
+	rep, err := tune.Run(context.Background(), tune.Config{SLO: slo, Policies: policies,
+		Traces: []tune.Input{{Name: "mix.mdkt", Reader: gen.NewReader(cfg)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// TestTuneControllersTable: with --slo and a controller, the Tuning section
+// lists mdk tune's comparison rows of the controller (controller, fixed on
+// train, fixed in hindsight, opp) with their eval numbers.
+func TestTuneControllersTable(t *testing.T) {
+	rep := tuneMix(t, 2000, 60, "age:A=0..20", "opp", "auto:age,A=0..20,slo=max_pr<=5%,history=10,every=3")
 	if len(rep.Controllers) != 1 {
 		t.Fatalf("%d controllers in the tune report", len(rep.Controllers))
 	}
@@ -206,18 +213,7 @@ func TestTuneControllersTable(t *testing.T) {
 // comparison and no empty fixed-policy table nor its sentence; in chromium
 // the page's self-check runs without a script error.
 func TestTuneControllersOnly(t *testing.T) {
-	slo, err := tune.ParseSLO("max_pr<=5%")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := gen.DefaultConfig
-	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "mix", 500, 40, 3
-	rep, err := tune.Run(context.Background(), tune.Config{SLO: slo,
-		Policies: []string{"auto:age,A=0..8,slo=max_pr<=5%,history=10,every=3"},
-		Traces:   []tune.Input{{Name: "mix.mdkt", Reader: gen.NewReader(cfg)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := tuneMix(t, 500, 40, "auto:age,A=0..8,slo=max_pr<=5%,history=10,every=3")
 	if len(rep.Policies) != 0 || len(rep.Controllers) != 1 {
 		t.Fatalf("%d fixed policies and %d controllers in the tune report, want 0 and 1", len(rep.Policies), len(rep.Controllers))
 	}
