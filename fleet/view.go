@@ -53,11 +53,15 @@ type Numbers struct {
 	Err *NumbersErr `json:"err,omitempty"`
 }
 
-// NumbersErr are the error bounds of a Numbers' estimates.
+// NumbersErr are the error bounds of a Numbers' estimates that are printed,
+// nil (null in JSON, empty in CSV) where none is. Under the rule of
+// docs/bench.md ("Which bounds are printed") the savings, ratios of the
+// sample's own, get none; the average saved bytes, a sum of counts, get
+// theirs unless every sub-sample gave the same (a bound of 0).
 type NumbersErr struct {
-	AvgSavedBytes float64 `json:"avg_saved_bytes"`
-	Savings       float64 `json:"savings"`
-	AliveSavings  float64 `json:"alive_savings"`
+	AvgSavedBytes *float64 `json:"avg_saved_bytes"`
+	Savings       *float64 `json:"savings"`
+	AliveSavings  *float64 `json:"alive_savings"`
 }
 
 // SettingRow is one setting applied to every job, on the whole traces, or
@@ -132,14 +136,14 @@ func sampledNumbers(a Acc, p Part) Numbers {
 	if a.SampleMixed || a.SamplePPM <= 0 || k < 2 {
 		return n
 	}
-	avg, sav, alive := make([]float64, k), make([]float64, k), make([]float64, k)
+	avg := make([]float64, k)
 	for g, gs := range p.Groups {
 		avg[g], _ = gs.SavedBytes.Float64()
-		sav[g] = ratio(gs.SavedBytes, new(big.Rat).SetInt64(gs.FootprintBytes))
-		alive[g] = ratio(gs.SavedBytes, gs.AliveBytes)
 	}
-	n.Err = &NumbersErr{AvgSavedBytes: result.GroupBound(a.SamplePPM, avg),
-		Savings: result.GroupBound(a.SamplePPM, sav), AliveSavings: result.GroupBound(a.SamplePPM, alive)}
+	n.Err = &NumbersErr{}
+	if b := result.GroupBound(a.SamplePPM, avg); b > 0 {
+		n.Err.AvgSavedBytes = &b
+	}
 	return n
 }
 

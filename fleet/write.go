@@ -98,7 +98,13 @@ func (n *Numbers) errCols() []string {
 	if n == nil || n.Err == nil {
 		return []string{"", "", ""}
 	}
-	return []string{ff(n.Err.AvgSavedBytes), ff(n.Err.Savings), ff(n.Err.AliveSavings)}
+	fp := func(x *float64) string {
+		if x == nil {
+			return ""
+		}
+		return ff(*x)
+	}
+	return []string{fp(n.Err.AvgSavedBytes), fp(n.Err.Savings), fp(n.Err.AliveSavings)}
 }
 
 // sampled reports whether any setting row has error bounds.
@@ -240,7 +246,7 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		}
 	}
 	if sampled > 0 {
-		fmt.Fprintf(&b, "%d jobs ran on a sample of their pages: their counts are estimates (the sample's x 1/rate); each curve point's error bounds are in the jobs' results, the fleet sums' bounds (±) are beside them here and in settings.csv (*_err) and fleet.json (err)\n", sampled)
+		fmt.Fprintf(&b, "%d jobs ran on a sample of their pages: their counts are estimates (the sample's x 1/rate); each curve point's error bounds are in the jobs' results, the fleet sums' bounds of the average saved bytes are in settings.csv (*_err) and fleet.json (err); the savings have none, their bounds did not cover the exact values often enough (docs/bench.md, sampling)\n", sampled)
 	}
 	for _, j := range f.JobResults {
 		if j.Error != "" {
@@ -256,11 +262,11 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		}
 		if best >= 0 {
 			s := f.Settings[best]
-			if s.Err == nil {
+			if s.Err == nil || s.Err.AvgSavedBytes == nil {
 				fmt.Fprintf(&b, "most savings: %s:%s frees %s on average (%.2f%% of the footprint)\n", s.Policy, s.Params, bytesStr(s.AvgSavedBytes), 100*s.Savings)
 			} else {
-				fmt.Fprintf(&b, "most savings: %s:%s frees %s ±%s on average (%.2f%% ±%.2f of the footprint)\n", s.Policy, s.Params,
-					bytesStr(s.AvgSavedBytes), bytesStr(s.Err.AvgSavedBytes), 100*s.Savings, 100*s.Err.Savings)
+				fmt.Fprintf(&b, "most savings: %s:%s frees %s ±%s on average (%.2f%% of the footprint)\n", s.Policy, s.Params,
+					bytesStr(s.AvgSavedBytes), bytesStr(*s.Err.AvgSavedBytes), 100*s.Savings)
 			}
 			f.writeTierLine(&b, s)
 		}
@@ -281,8 +287,8 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		single := "no jobs"
 		if p.SingleParams != "" {
 			single = fmt.Sprintf("%6.2f%%, %s (%s)", 100*p.Single.Savings, breaking(p.Single), p.SingleParams)
-			if e := p.Single.Err; e != nil {
-				single = fmt.Sprintf("%6.2f%% ±%.2f, %s (%s)", 100*p.Single.Savings, 100*e.Savings, breaking(p.Single), p.SingleParams)
+			if e := p.Single.Err; e != nil && e.Savings != nil {
+				single = fmt.Sprintf("%6.2f%% ±%.2f, %s (%s)", 100*p.Single.Savings, 100**e.Savings, breaking(p.Single), p.SingleParams)
 			}
 		}
 		fmt.Fprintf(&b, "  %-6s %-26s %-36s %6.2f%%\n", p.Policy, tuned, single, 100*p.OPP.Savings)

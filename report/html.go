@@ -264,11 +264,20 @@ type bestRow struct {
 	Err *bestErr
 }
 
+// Each is the bound printed (result.Result.PrintedBound), or 0 where none
+// is: the rule of docs/bench.md prints none for savings, the statistics and
+// the headroom.
 type bestErr struct {
 	Savings, Stat float64
 	Headroom      float64 // of OPP's headroom, when HasHeadroom
 	Promotions    int64
 	AvgSavedBytes float64
+}
+
+// printed is r's printed bound of m, or 0 where none is printed.
+func printed(r *result.Result, m result.Metric) float64 {
+	b, _ := r.PrintedBound(m)
+	return b
 }
 
 // Generate writes the HTML report of data to w: one self-contained file
@@ -328,7 +337,7 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 	pg.Controllers = newControllerViews(data, opts.X)
 	if r := data.Results[0]; r.Sampled() {
 		pg.Header = append(slices.Clone(pg.Header), result.SampleHeader()...)
-		pg.Sample = fmt.Sprintf("Sampled: %s of the pages (a seeded hash of space and page). Counts (promotions, saved and alive page-windows, memory) are the sample's times %d; rates (promotion rates, savings) are the sample's own. ± is an approximate 95%% bound from %d disjoint random sub-samples; the *_err columns below give it for every metric. On the curves, each point's vertical bar is its savings ±; the statistic's ± is in its tooltip.",
+		pg.Sample = fmt.Sprintf("Sampled: %s of the pages (a seeded hash of space and page). Counts (promotions, saved and alive page-windows, memory) are the sample's times %d; rates (promotion rates, savings) are the sample's own. ± is an approximate 95%% bound from %d disjoint random sub-samples, printed only where such bounds covered the exact values for 90%% of the settings (docs/bench.md, sampling): promotions (not OPP's) and saved bytes; savings, the promotion-rate statistics and the headroom against OPP have none, here, in the *_err columns below or on the curves.",
 			policy.FormatRate(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
 	}
 	for _, c := range chosen {
@@ -357,9 +366,10 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 			}
 			if b := c.Best; b.Sampled() {
 				stat, _ := result.MetricByName(string(opts.X))
-				bound := func(name string) float64 { m, _ := result.MetricByName(name); return b.Bound(m) }
-				row.Err = &bestErr{Savings: bound("savings"), Stat: b.Bound(stat),
-					Promotions: int64(math.Round(bound("promotions"))), AvgSavedBytes: bound("avg_saved_bytes"), Headroom: c.HeadroomErr}
+				bound := func(name string) float64 { m, _ := result.MetricByName(name); return printed(b, m) }
+				head, _ := c.PrintedHeadroomBound()
+				row.Err = &bestErr{Savings: bound("savings"), Stat: printed(b, stat),
+					Promotions: int64(math.Round(bound("promotions"))), AvgSavedBytes: bound("avg_saved_bytes"), Headroom: head}
 			}
 		}
 		pg.Best = append(pg.Best, row)
@@ -542,7 +552,7 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 			if r.Sampled() {
 				stat, _ := result.MetricByName(string(o.X))
 				sav, _ := result.MetricByName("savings")
-				pt.XErr, pt.YErr = round(100*r.Bound(stat)), round(100*r.Bound(sav))
+				pt.XErr, pt.YErr = round(100*printed(r, stat)), round(100*printed(r, sav))
 			}
 			c.Points = append(c.Points, pt)
 		}

@@ -57,7 +57,10 @@ func WriteBestTable(w io.Writer, rs []*result.Result, o TableOptions) error {
 			continue
 		}
 		if c.HasHeadroom {
-			head = fmt.Sprintf("%+.2f pts ±%.2f", 100*c.Headroom, 100*c.HeadroomErr)
+			head = fmt.Sprintf("%+.2f pts (no bound)", 100*c.Headroom)
+			if e, ok := c.PrintedHeadroomBound(); ok {
+				head = fmt.Sprintf("%+.2f pts ±%.2f", 100*c.Headroom, 100*e)
+			}
 		}
 		stat, _ := result.MetricByName(string(st))
 		sav, _ := result.MetricByName("savings")

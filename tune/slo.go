@@ -155,7 +155,13 @@ func (s SLO) Measure(r *result.Result) *Metrics {
 			stat = result.Metric{Name: s.Stat.String(), Value: s.Value}
 		}
 		sav, _ := result.MetricByName("savings")
-		m.Err = &MetricsErr{Stat: r.Bound(stat), Savings: r.Bound(sav)}
+		bound := func(m result.Metric) *float64 {
+			if b, ok := r.PrintedBound(m); ok {
+				return &b
+			}
+			return nil
+		}
+		m.Err = &MetricsErr{Stat: bound(stat), Savings: bound(sav)}
 	}
 	return m
 }

@@ -29,7 +29,7 @@ func WriteText(w io.Writer, rep *Report) error {
 	bound := policy.FormatRate(rep.SLO.PPM)
 	// A slowdown is often far below 0.01%: 4 significant digits.
 	stat := func(m *Metrics) string {
-		if rep.SLO.IsTier() && m.Err == nil {
+		if rep.SLO.IsTier() && (m.Err == nil || m.Err.Stat == nil) {
 			return strconv.FormatFloat(100*m.Stat, 'g', 4, 64) + "%"
 		}
 		return pctErr(m, true)
@@ -37,7 +37,8 @@ func WriteText(w io.Writer, rep *Report) error {
 	fmt.Fprintf(&b, "SLO %s; settings chosen on the train part, measured on the eval part.\n", rep.SLO)
 	fmt.Fprintf(&b, "Policies run over whole traces; each part's metrics count only its windows.\n")
 	if rep.Sample != "" {
-		fmt.Fprintf(&b, "Sampled: %s; ± is an approximate 95%% bound from the sub-samples.\n", rep.Sample)
+		fmt.Fprintf(&b, "Sampled: %s; the statistic and savings are estimates, printed without error bounds:\n", rep.Sample)
+		fmt.Fprintf(&b, "their bounds did not cover the exact values often enough (docs/bench.md, sampling).\n")
 	}
 	writePart(&b, "train", rep.Train)
 	if len(rep.Validation.Segments) > 0 {
@@ -124,9 +125,10 @@ func writePart(b *strings.Builder, name string, p Part) {
 }
 
 // pctErr formats a part's statistic (or its savings) as pct does, with
-// its error bound on a sample.
+// its error bound on a sample where one is printed.
 func pctErr(m *Metrics, stat bool) string {
-	v, e := m.Savings, 0.0
+	v := m.Savings
+	var e *float64
 	if m.Err != nil {
 		e = m.Err.Savings
 	}
@@ -136,10 +138,10 @@ func pctErr(m *Metrics, stat bool) string {
 			e = m.Err.Stat
 		}
 	}
-	if m.Err == nil {
+	if e == nil {
 		return pct(v)
 	}
-	return fmt.Sprintf("%s ±%.2f", pct(v), 100*e)
+	return fmt.Sprintf("%s ±%.2f", pct(v), 100**e)
 }
 
 // pct formats a fraction as a percentage with two decimals.

@@ -130,14 +130,19 @@ type Metrics struct {
 	// MeetsSLO reports whether Stat is within the bound.
 	MeetsSLO bool `json:"meets_slo"`
 	// Err, for a run on a sample of the pages, holds the error bounds
-	// (result.Result.Bound) of Stat and Savings; nil otherwise.
+	// of Stat and Savings that are printed (result.Result.PrintedBound);
+	// nil for a run that is not sampled.
 	Err *MetricsErr `json:"err,omitempty"`
 }
 
-// MetricsErr are the error bounds of a sampled part's metrics.
+// MetricsErr are the error bounds of a sampled part's metrics: nil (null in
+// JSON) where none is printed, which under the rule of docs/bench.md
+// ("Which bounds are printed") is every statistic of the per-window rates
+// and savings: their bounds did not cover the exact values for 90% of the
+// settings.
 type MetricsErr struct {
-	Stat    float64 `json:"stat"`
-	Savings float64 `json:"savings"`
+	Stat    *float64 `json:"stat"`
+	Savings *float64 `json:"savings"`
 }
 
 // Yardstick is OPP's best setting on the evaluation part.

@@ -46,6 +46,7 @@ func TestSampleCoverage(t *testing.T) {
 	for _, ppm := range rates {
 		cov[ppm] = map[string][]cell{}
 	}
+	hcov := map[int64]map[string]*hcell{}
 	for _, tr := range trs {
 		ss := defaultSettings(tr.Header.Window)
 		exact, err := mpc.Generate(context.Background(), tr.NewReader(), ss, mpc.Options{})
@@ -57,6 +58,7 @@ func TestSampleCoverage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			headroomCoverage(hcov, ppm, exact, est)
 			for i := range ss {
 				p := exact[i].Policy
 				cs := cov[ppm][p]
@@ -104,6 +106,56 @@ func TestSampleCoverage(t *testing.T) {
 				}
 			}
 			fmt.Printf("| %s | %s | %s |\n", trace.FormatPPM(ppm), p, strings.Join(row, " | "))
+		}
+	}
+	printHeadroomCoverage(hcov, rates, policies)
+}
+
+// hcell counts a policy's headroom estimates at one rate: all of them,
+// those printed with a bound (not 0), and those whose bound covers the
+// exact headroom.
+type hcell struct{ all, printed, in int }
+
+// headroomCoverage adds the headroom against OPP of each policy's best
+// setting at each default target (max_pr), on the sample and exactly, to
+// hcov[ppm]: the headroom bound of mpc's table covers the exact headroom
+// when |estimate - exact| <= bound (the settings chosen may differ: that
+// is part of the estimate's error).
+func headroomCoverage(hcov map[int64]map[string]*hcell, ppm int64, exact, est []*result.Result) {
+	if hcov[ppm] == nil {
+		hcov[ppm] = map[string]*hcell{}
+	}
+	ex := result.Choose(exact, result.MaxPR, result.DefaultTargets)
+	for i, c := range result.Choose(est, result.MaxPR, result.DefaultTargets) {
+		x := ex[i]
+		if !c.HasHeadroom || !x.HasHeadroom || c.Policy == "opp" {
+			continue
+		}
+		h := hcov[ppm][c.Policy]
+		if h == nil {
+			h = &hcell{}
+			hcov[ppm][c.Policy] = h
+		}
+		h.all++
+		if c.HeadroomErr > 0 {
+			h.printed++
+			if math.Abs(c.Headroom-x.Headroom) <= c.HeadroomErr {
+				h.in++
+			}
+		}
+	}
+}
+
+// printHeadroomCoverage prints hcov as a table.
+func printHeadroomCoverage(hcov map[int64]map[string]*hcell, rates []int64, policies []string) {
+	fmt.Printf("\nheadroom vs opp (max_pr, default targets):\n| rate | policy | covered / printed (not ±0) / all |\n|---|---|---|\n")
+	for _, ppm := range rates {
+		for _, p := range policies {
+			if h := hcov[ppm][p]; h != nil && h.printed > 0 {
+				fmt.Printf("| %s | %s | %d%% (%d / %d / %d) |\n", trace.FormatPPM(ppm), p, 100*h.in/h.printed, h.in, h.printed, h.all)
+			} else if h != nil {
+				fmt.Printf("| %s | %s | - (0 / 0 / %d) |\n", trace.FormatPPM(ppm), p, h.all)
+			}
 		}
 	}
 }

@@ -196,6 +196,7 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprint(e.stderr, sampleWarning(rs))
 	data := &report.Data{
 		Trace: path, SHA256: sum, Command: cmdline, Version: Version,
 		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window, Agent: agentRun, Controllers: ctl,

@@ -72,15 +72,20 @@ func TestSampleCLI(t *testing.T) {
 	if !strings.Contains(text, "sampled: 10% of the pages; counts are the sample's x 10") || !strings.Contains(text, "% (no bound)") || !regexp.MustCompile(`\d ±\d`).MatchString(text) {
 		t.Fatalf("text:\n%s", text)
 	}
-	if !regexp.MustCompile(`[+-]\d+\.\d\d pts ±\d+\.\d\d`).MatchString(text) {
-		t.Fatalf("no bound beside OPP's headroom:\n%s", text)
+	// The headroom's bound covered the exact headroom for 25-64% of the
+	// best settings on the coverage table: none is printed
+	// (result.Choice.PrintedHeadroomBound).
+	if !regexp.MustCompile(`[+-]\d+\.\d\d pts \(no bound\)`).MatchString(text) || strings.Contains(text, "pts ±") {
+		t.Fatalf("a bound beside OPP's headroom:\n%s", text)
 	}
 	_, js, _ := run(t, "", "mpc", p, "--json", "--sample", "10%", "-p", "age")
 	if !strings.Contains(js, `"sample_rate": 0.1`) || !strings.Contains(js, `"savings_err"`) && !strings.Contains(js, `"err": {`) {
 		t.Fatalf("json:\n%s", js)
 	}
 	_, tt, _ := run(t, "", "tune", p, "--slo", "max_pr<=5%", "-p", "age", "--sample", "10%")
-	if !strings.Contains(tt, "Sampled: 10% of the pages") || !strings.Contains(tt, " ±") {
+	// tune prints the statistic and savings, whose bounds the rule of
+	// docs/bench.md does not print (result.PrintedBound), and says so.
+	if !strings.Contains(tt, "Sampled: 10% of the pages") || strings.Contains(tt, "±") || !strings.Contains(tt, "printed without error bounds") {
 		t.Fatalf("tune:\n%s", tt)
 	}
 
@@ -144,9 +149,11 @@ func TestSampledTraceSimStats(t *testing.T) {
 }
 
 // TestSampleReportHeadroomBound: the sampled report's best-per-target
-// table shows a bound beside OPP's headroom, as beside savings.
+// table prints the bounds that the rule of docs/bench.md prints (beside
+// promotions, not OPP's, and saved bytes) and none beside savings, the
+// statistic and OPP's headroom.
 func TestSampleReportHeadroomBound(t *testing.T) {
-	p := genTrace(t)
+	p := genTrace(t, "--pages", "20000") // 10%: 2,000 pages, enough for bounds (result.MinBoundPages)
 	out := filepath.Join(t.TempDir(), "r.html")
 	if code, _, errs := run(t, "", "report", p, "-p", "age", "-p", "opp", "--sample", "10%", "-o", out); code != 0 {
 		t.Fatalf("report: %s", errs)
@@ -155,8 +162,17 @@ func TestSampleReportHeadroomBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`data-col="stat">[^\n]*</td>\n<td data-v="[^"]+">[^<]*<span class="err">±`)
-	if !re.Match(b) {
-		t.Fatal("no bound beside the headroom in the sampled report")
+	for _, c := range []struct {
+		re   string
+		want bool
+	}{
+		{`data-col="savings">[^<]*<span class="err">±`, false},
+		{`data-col="stat">[^<]*<span class="err">±`, false},
+		{`data-col="stat">[^\n]*</td>\n<td data-v="[^"]+">[^<]*<span class="err">±`, false}, // the headroom
+		{`<td data-v="\d+">[\d,]+ <span class="err">±`, true},                               // promotions
+	} {
+		if regexp.MustCompile(c.re).Match(b) != c.want {
+			t.Errorf("%s: found %v, want %v", c.re, !c.want, c.want)
+		}
 	}
 }
