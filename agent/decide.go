@@ -50,6 +50,8 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 	var decided []uint32
 	var st policy.PageState
 	var resident int64
+	_, byWindow := dec.(policy.WindowDecider)
+	var states []policy.PageState // a WindowDecider's (a rationed lopp's) candidates
 	for id := range a.pages {
 		p := &a.pages[id]
 		if !p.Alive || p.out || a.tgts[a.tgt[id]].gone {
@@ -61,8 +63,22 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 			g := a.gaps[id][p.Next]
 			st.Idle, st.Closed = int(g.Idle), g.Closed
 		}
-		if dec.Reclaim(&st) {
+		if byWindow {
+			states = append(states, st)
+		} else if dec.Reclaim(&st) {
 			decided = append(decided, uint32(id))
+		}
+	}
+	if byWindow {
+		// It sees every candidate first; |A_k| is the window's accessed
+		// pages as measured so far, as the simulator's of the observed
+		// trace.
+		reclaim := make([]bool, len(states))
+		policy.DecideWindow(dec, row.Accessed, states, reclaim)
+		for i := range states {
+			if reclaim[i] {
+				decided = append(decided, states[i].Page)
+			}
 		}
 	}
 	// A controller's limited setting (damos's quota): at most its limit,

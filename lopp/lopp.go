@@ -246,3 +246,33 @@ type candidate struct {
 	idle int32
 	row  int32
 }
+
+// IdleAges are the idle times at which [Data.IdleRows] gives a gap a row:
+// 0 (the touch) to 4, then 6, 8, 12, 16, 24, 32, 48 and 64
+// (policy.MaxIdleFeature), at most 13 rows a touch.
+var IdleAges = []int{0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
+
+// IdleRows returns the training rows of an idle-time model
+// (policy.LOPPIdle, policy.NumIdleFeatures per row): for every labelled row
+// (not censored) with gap idle length g, and every age a of [IdleAges] with
+// a <= g (the page is still idle at the end of window touch+a), the touch's
+// features followed by a, labelled Y && g-a >= 1 (OPP reclaims the gap, and
+// reclaiming it now still saves a page-window). At a = 0 that is the
+// touch's own label. Rows are in the order of the touches, then of a.
+func (d *Data) IdleRows() (x []float64, y []bool) {
+	for i, c := range d.Censored {
+		if c {
+			continue
+		}
+		g := int(d.Idle[i])
+		for _, a := range IdleAges {
+			if a > g {
+				break
+			}
+			x = append(x, d.Row(i)...)
+			x = append(x, float64(a))
+			y = append(y, d.Y[i] && g-a >= 1)
+		}
+	}
+	return x, y
+}

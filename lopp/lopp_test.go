@@ -3,6 +3,7 @@ package lopp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -302,5 +303,73 @@ func TestDatasetErrors(t *testing.T) {
 	d, err := Dataset(tr.NewReader(), 0, Span{0, len(tr.Windows) + 5})
 	if err != nil || d.Windows != len(tr.Windows) {
 		t.Errorf("span past the end: %v, %d windows read of %d", err, d.Windows, len(tr.Windows))
+	}
+}
+
+// TestIdleRowsBruteForce checks the idle-time rows against the brute
+// force's touches: for every uncensored touch in the span and every age a
+// of IdleAges up to its gap's length, one row (its features, a) labelled
+// reclaimed iff OPP reclaims the gap and it lasts more than a; and that the
+// page is, straight from the trace's events, alive and not accessed in the a
+// windows after the touch (the idle time is what it says).
+func TestIdleRowsBruteForce(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 30))
+	rows, pos := 0, 0
+	for iter := range 400 {
+		tr := testutil.RandomTrace(rng)
+		W := len(tr.Windows)
+		ppm := []int64{20000, 250000, 500000, 1_000_000}[rng.IntN(4)]
+		span := All
+		if rng.IntN(2) == 1 {
+			span.From = rng.IntN(W + 1)
+			span.To = span.From + rng.IntN(W-span.From+1)
+		}
+		read := W
+		if span.To >= 0 {
+			read = span.To
+		}
+		d, err := Dataset(tr.NewReader(), ppm, span)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := d.IdleRows()
+		count := map[string]int{}
+		for i := range y {
+			count[fmt.Sprint(x[i*(NumFeatures+1):(i+1)*(NumFeatures+1)], y[i])]++
+		}
+		want := map[string]int{}
+		for k, r := range bruteForce(tr, read, ppm) {
+			if k.w < span.From || r.censored {
+				continue
+			}
+			for _, a := range IdleAges {
+				if a > r.idle {
+					break
+				}
+				for w := k.w + 1; w <= k.w+a; w++ {
+					if slices.Contains(tr.Windows[w].Accessed, k.page) {
+						t.Fatalf("trace %d: page %d touched in %d is accessed in %d, within idle time %d", iter, k.page, k.w, w, a)
+					}
+				}
+				row := make([]float64, 0, NumFeatures+1)
+				for _, f := range r.feat {
+					row = append(row, float64(f))
+				}
+				row = append(row, float64(a))
+				want[fmt.Sprint(row, r.label && r.idle-a >= 1)]++
+			}
+		}
+		if !maps.Equal(count, want) {
+			t.Fatalf("trace %d ppm %d span %v: idle rows %v, want %v", iter, ppm, span, count, want)
+		}
+		rows += len(y)
+		for _, v := range y {
+			if v {
+				pos++
+			}
+		}
+	}
+	if pos == 0 || pos == rows {
+		t.Errorf("%d positive idle rows of %d: the test exercises nothing", pos, rows)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"mdk/gbdt"
+	"mdk/policy"
 	"mdk/trace"
 )
 
@@ -14,13 +15,23 @@ type Trained struct {
 	// left out), Positives those labelled reclaimed, Censored the touches
 	// left out (their gap open at the end of the windows read).
 	Rows, Positives, Censored int
+	// IdleRows and IdlePositives, for an idle-time model ([TrainIdle]),
+	// count its rows ([Data.IdleRows]) and those labelled reclaim-now; 0
+	// otherwise.
+	IdleRows, IdlePositives int
 	// Right counts the fitted rows the model classifies as labelled (score
-	// >= 0.5 for reclaimed): the training accuracy is Right/Rows.
+	// >= 0.5 for reclaimed): the training accuracy is Right over the rows
+	// fitted on (Rows, or IdleRows for an idle-time model).
 	Right int
 }
 
-// Accuracy returns the training accuracy, Right/Rows.
-func (t *Trained) Accuracy() float64 { return float64(t.Right) / float64(t.Rows) }
+// Accuracy returns the training accuracy: Right over the rows fitted on.
+func (t *Trained) Accuracy() float64 {
+	if t.IdleRows > 0 {
+		return float64(t.Right) / float64(t.IdleRows)
+	}
+	return float64(t.Right) / float64(t.Rows)
+}
 
 // ErrNoLabels is returned by [Train] when the fit windows hold no touch
 // with a known label.
@@ -36,6 +47,17 @@ var ErrNoLabels = errors.New("no touch with a known label")
 // (tune.ChooseTheta), on the validation windows, which the model was not
 // fitted on.
 func Train(r trace.Reader, ppm int64, fit Span, cfg gbdt.Config) (*Trained, error) {
+	return train(r, ppm, fit, cfg, false)
+}
+
+// TrainIdle is [Train] for an idle-time model (policy.LOPPIdle): it fits on
+// the labelled touches' idle-time rows ([Data.IdleRows], policy.NumIdleFeatures
+// features), from the same data set.
+func TrainIdle(r trace.Reader, ppm int64, fit Span, cfg gbdt.Config) (*Trained, error) {
+	return train(r, ppm, fit, cfg, true)
+}
+
+func train(r trace.Reader, ppm int64, fit Span, cfg gbdt.Config, idle bool) (*Trained, error) {
 	d, err := Dataset(r, ppm, fit)
 	if err != nil {
 		return nil, err
@@ -45,15 +67,28 @@ func Train(r trace.Reader, ppm int64, fit Span, cfg gbdt.Config) (*Trained, erro
 		return nil, ErrNoLabels
 	}
 	t := &Trained{Rows: len(y), Censored: d.NumCensored()}
-	d = nil // the rows are in x and y now
-	if t.Model, err = gbdt.Train(x, NumFeatures, y, cfg); err != nil {
-		return nil, err
-	}
-	for i, v := range y {
+	for _, v := range y {
 		if v {
 			t.Positives++
 		}
-		if (t.Model.Score(x[i*NumFeatures:(i+1)*NumFeatures]) >= 0.5) == v {
+	}
+	nf := NumFeatures
+	if idle {
+		x, y = d.IdleRows()
+		nf = policy.NumIdleFeatures
+		t.IdleRows = len(y)
+		for _, v := range y {
+			if v {
+				t.IdlePositives++
+			}
+		}
+	}
+	d = nil // the rows are in x and y now
+	if t.Model, err = gbdt.Train(x, nf, y, cfg); err != nil {
+		return nil, err
+	}
+	for i, v := range y {
+		if (t.Model.Score(x[i*nf:(i+1)*nf]) >= 0.5) == v {
 			t.Right++
 		}
 	}

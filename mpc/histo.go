@@ -46,5 +46,5 @@ func (c classAxis) project(own *intAxis) []int {
 // groupOnly is embedded by the engines that take gaps by histogram only.
 type groupOnly struct{}
 
-func (groupOnly) needsGaps() bool                     { return false }
-func (groupOnly) gaps([]packedGap, []policy.Features) {} // never called: needsGaps is false
+func (groupOnly) needsGaps() bool                              { return false }
+func (groupOnly) gaps([]packedGap, []policy.Features, []int32) {} // never called: needsGaps is false

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"mdk/internal/memlimit"
 	"mdk/policy"
@@ -54,8 +55,9 @@ type engine interface {
 	// newWindow is called before window w's gaps.
 	newWindow(w int)
 	// gaps adds gaps in order, one by one, to an engine that needsGaps;
-	// fs holds their features if needsFeatures.
-	gaps(gs []packedGap, fs []policy.Features)
+	// fs holds their features if needsFeatures, ranks their touches' ranks
+	// in their windows if an engine needs them ([ranker]).
+	gaps(gs []packedGap, fs []policy.Features, ranks []int32)
 	// group adds gaps by histogram to an engine that does not needGaps:
 	// all end in window end, and are closed or open.
 	group(end int, closed bool, es []histEntry)
@@ -97,6 +99,11 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 	if !s.All() {
 		if opts.Censor {
 			return nil, errors.New("mpc: Censor is not supported on a sample of the pages")
+		}
+		for _, x := range settings {
+			if _, ok := x.(policy.LOPPRation); ok {
+				return nil, fmt.Errorf("mpc: %s: a rationed lopp is not supported on a sample of the pages (its ration ranks every page of a window)", policy.String(x))
+			}
 		}
 		return generateSampled(ctx, r, settings, s, opts)
 	}
@@ -183,6 +190,9 @@ type stream struct {
 	before  int64
 	stopped bool
 	censor  bool // drop the gaps still open at the end (Options.Censor)
+	// rank, if not nil, scores the touches of each window so that the walk
+	// ranks them (a rationed lopp's engine, [ranker]).
+	rank *policy.LOPP
 }
 
 // newStream plans settings into engines, with a walk of up to walkers
@@ -204,7 +214,7 @@ func newScaledStream(settings []policy.Setting, walkers int, scale int64) (*stre
 			o.scale = scale
 		}
 	}
-	s.wk = newWalk(s.engines, classes, s.p, needFeat, walkers)
+	s.wk = newWalk(s.engines, classes, s.p, needFeat, s.rank, walkers)
 	return s, nil
 }
 
@@ -217,11 +227,16 @@ func newEngines(settings []policy.Setting) (*stream, classAxis, bool, error) {
 		return nil, classAxis{}, false, err
 	}
 	needFeat := false
+	var rank *policy.LOPP
 	for _, e := range engines {
 		needFeat = needFeat || e.needsFeatures()
+		if r, ok := e.(ranker); ok { // at most one: the lopp group's
+			l := r.rankBy()
+			rank = &l
+		}
 	}
-	p := newPipeline(engines, needFeat)
-	return &stream{engines: engines, slots: slots, p: p}, classes, needFeat, nil
+	p := newPipeline(engines, needFeat, rank != nil)
+	return &stream{engines: engines, slots: slots, p: p, rank: rank}, classes, needFeat, nil
 }
 
 // begin starts walking window win.
@@ -390,6 +405,46 @@ func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
 	var slots [][]int
 	for _, name := range order {
 		idx := groups[name]
+		// A rationed lopp's settings, and an idle-time lopp's, get engines
+		// of their own; the plain ones of its group stay on the
+		// one-parameter engine.
+		var rationed, idled []int
+		idx = slices.DeleteFunc(slices.Clone(idx), func(i int) bool {
+			switch settings[i].(type) {
+			case policy.LOPPRation:
+				rationed = append(rationed, i)
+			case policy.LOPPIdle:
+				idled = append(idled, i)
+			default:
+				return false
+			}
+			return true
+		})
+		if len(idled) > 0 {
+			ps := make([]policy.LOPPIdle, len(idled))
+			for k, i := range idled {
+				ps[k] = settings[i].(policy.LOPPIdle)
+				if ps[k].Model != ps[0].Model {
+					return nil, nil, classAxis{}, fmt.Errorf("mpc: idle-time lopp settings with two different models")
+				}
+			}
+			engines = append(engines, newIdle(ps))
+			slots = append(slots, idled)
+		}
+		if len(rationed) > 0 {
+			ps := make([]policy.LOPPRation, len(rationed))
+			for k, i := range rationed {
+				ps[k] = settings[i].(policy.LOPPRation)
+				if ps[k].Model != ps[0].Model {
+					return nil, nil, classAxis{}, fmt.Errorf("mpc: rationed lopp settings with two different models")
+				}
+			}
+			engines = append(engines, newRation(ps))
+			slots = append(slots, rationed)
+		}
+		if len(idx) == 0 {
+			continue
+		}
 		var e engine
 		switch settings[idx[0]].(type) {
 		case policy.OPP:

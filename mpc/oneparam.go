@@ -83,7 +83,7 @@ func (e *oneParam) group(end int, closed bool, es []histEntry) {
 func (e *oneParam) newWindow(w int)      { e.a.newWindow(w) }
 func (e *oneParam) endWindow(int, int64) {}
 
-func (e *oneParam) gaps(gs []packedGap, fs []policy.Features) {
+func (e *oneParam) gaps(gs []packedGap, fs []policy.Features, _ []int32) {
 	for i, g := range gs {
 		var c float64
 		if e.critical != nil {

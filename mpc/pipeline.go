@@ -43,6 +43,7 @@ type mark struct {
 type chunk struct {
 	gaps    []packedGap
 	feats   []policy.Features
+	ranks   []int32
 	entries []histEntry
 	marks   []mark
 	refs    atomic.Int32
@@ -54,13 +55,14 @@ type pipeline struct {
 	free     chan *chunk
 	cur      *chunk
 	needFeat bool
+	needRank bool
 	wg       sync.WaitGroup
 }
 
-func newPipeline(engines []engine, needFeat bool) *pipeline {
+func newPipeline(engines []engine, needFeat, needRank bool) *pipeline {
 	n := min(runtime.GOMAXPROCS(0), len(engines))
 	n = max(n, 1)
-	p := &pipeline{workers: make([][]engine, n), needFeat: needFeat, free: make(chan *chunk, chunks)}
+	p := &pipeline{workers: make([][]engine, n), needFeat: needFeat, needRank: needRank, free: make(chan *chunk, chunks)}
 	for i, e := range engines {
 		p.workers[i%n] = append(p.workers[i%n], e)
 	}
@@ -78,7 +80,7 @@ func newPipeline(engines []engine, needFeat bool) *pipeline {
 					c.apply(e)
 				}
 				if c.refs.Add(-1) == 0 {
-					c.gaps, c.feats, c.marks, c.entries = c.gaps[:0], c.feats[:0], c.marks[:0], c.entries[:0]
+					c.gaps, c.feats, c.ranks, c.marks, c.entries = c.gaps[:0], c.feats[:0], c.ranks[:0], c.marks[:0], c.entries[:0]
 					p.free <- c
 				}
 			}
@@ -88,8 +90,9 @@ func newPipeline(engines []engine, needFeat bool) *pipeline {
 	return p
 }
 
-// gap queues one gap; f is its features (nil unless needed).
-func (p *pipeline) gap(g trace.Gap, f *policy.Features) {
+// gap queues one gap; f is its features (nil unless needed), rank its
+// touch's rank in its window (if needed).
+func (p *pipeline) gap(g trace.Gap, f *policy.Features, rank int32) {
 	prior := int32(-1)
 	if g.Prior != trace.Inf {
 		prior = int32(g.Prior)
@@ -98,6 +101,9 @@ func (p *pipeline) gap(g trace.Gap, f *policy.Features) {
 	c.gaps = append(c.gaps, packedGap{start: int32(g.Start), idle: int32(g.Idle), prior: prior, closed: g.Closed})
 	if p.needFeat {
 		c.feats = append(c.feats, *f)
+	}
+	if p.needRank {
+		c.ranks = append(c.ranks, rank)
 	}
 	if len(c.gaps) == chunkGaps {
 		p.flush()
@@ -155,7 +161,11 @@ func (c *chunk) apply(e engine) {
 			if len(c.feats) > 0 {
 				fs = c.feats[gi:end]
 			}
-			e.gaps(c.gaps[gi:end], fs)
+			var rs []int32
+			if len(c.ranks) > 0 {
+				rs = c.ranks[gi:end]
+			}
+			e.gaps(c.gaps[gi:end], fs, rs)
 		}
 		gi = end
 	}

@@ -1,7 +1,9 @@
 package mpc
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 
 	"mdk/policy"
 	"mdk/trace"
@@ -25,9 +27,10 @@ type walk interface {
 }
 
 // newWalk returns the walk the engines need: gaps one by one (with their
-// features if needFeat) if any engine needsGaps, else histograms, counted
-// on up to walkers goroutines.
-func newWalk(engines []engine, classes classAxis, p *pipeline, needFeat bool, walkers int) walk {
+// features if needFeat, and their touches' ranks by rank's score if rank is
+// not nil) if any engine needsGaps, else histograms, counted on up to
+// walkers goroutines.
+func newWalk(engines []engine, classes classAxis, p *pipeline, needFeat bool, rank *policy.LOPP, walkers int) walk {
 	perGap, hist := false, false
 	for _, e := range engines {
 		perGap = perGap || e.needsGaps()
@@ -35,7 +38,10 @@ func newWalk(engines []engine, classes classAxis, p *pipeline, needFeat bool, wa
 	}
 	newHist := func() *trace.GapHistogram { return trace.NewGapHistogram(len(classes.vals)+1, classes.class) }
 	if perGap {
-		g := &gapWalk{wk: trace.NewWalker(), p: p, needFeat: needFeat}
+		g := &gapWalk{wk: trace.NewWalker(), p: p, needFeat: needFeat || rank != nil, rank: rank}
+		if rank != nil {
+			g.scores = map[policy.Features]float64{}
+		}
 		if hist {
 			g.hg = newHist()
 		}
@@ -64,6 +70,21 @@ type gapWalk struct {
 	needFeat bool
 	feats    []policy.Features
 	censored bool // Finish's open gaps are dropped
+	// rank, if not nil, ranks the touches of every window by its score
+	// (highest first, ties to the lower page), into ranks by page: what a
+	// rationed lopp's engine needs ([ranker]). touched are the pages
+	// touched in the window being walked, scores a cache by features.
+	rank    *policy.LOPP
+	ranks   []int32
+	touched []uint32
+	scores  map[policy.Features]float64
+	order   []scored
+}
+
+// scored is a touch and its score.
+type scored struct {
+	page  uint32
+	score float64
 }
 
 func (g *gapWalk) gap(gp trace.Gap) {
@@ -74,7 +95,11 @@ func (g *gapWalk) gap(gp trace.Gap) {
 	if g.needFeat {
 		f = &g.feats[gp.Page]
 	}
-	g.p.gap(gp, f)
+	var r int32
+	if g.rank != nil {
+		r = g.ranks[gp.Page]
+	}
+	g.p.gap(gp, f, r)
 	if g.hg != nil {
 		g.hg.Add(gp)
 	}
@@ -85,6 +110,40 @@ func (g *gapWalk) touch(page uint32, t, prior int, born bool) {
 		g.feats = append(g.feats, policy.Features{})
 	}
 	g.feats[page] = g.feats[page].Next(prior)
+	if g.rank != nil {
+		for int(page) >= len(g.ranks) {
+			g.ranks = append(g.ranks, 0)
+		}
+		g.touched = append(g.touched, page)
+	}
+}
+
+// rankTouches ranks the touches of the window just walked: the rank of a
+// touch is the number of the window's touches with a higher score, or an
+// equal score and a lower page (every touch ranked ahead scores at least as
+// much, so the rank is the same among the touches at or above any theta).
+func (g *gapWalk) rankTouches() {
+	g.order = g.order[:0]
+	for _, p := range g.touched {
+		s, ok := g.scores[g.feats[p]]
+		if !ok {
+			s = g.rank.Score(&g.feats[p])
+			if len(g.scores) < maxCache {
+				g.scores[g.feats[p]] = s
+			}
+		}
+		g.order = append(g.order, scored{p, s})
+	}
+	slices.SortFunc(g.order, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.page, b.page)
+	})
+	for i, t := range g.order {
+		g.ranks[t.page] = int32(i)
+	}
+	g.touched = g.touched[:0]
 }
 
 func (g *gapWalk) start(w *trace.Window) {
@@ -92,6 +151,9 @@ func (g *gapWalk) start(w *trace.Window) {
 		g.hg.Grow(w.Index)
 	}
 	g.wk.Window(w)
+	if g.rank != nil {
+		g.rankTouches()
+	}
 }
 
 func (g *gapWalk) wait() {}

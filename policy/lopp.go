@@ -75,23 +75,37 @@ func (p LOPP) DelayIsParam() bool             { return false }
 
 var _ FeatureParam = LOPP{}
 
-// AttachModel gives every LOPP setting in ss the model m and checks it. It is
+// AttachModel gives every LOPP and LOPPRation setting in ss the model m and
+// checks it; with a model of [NumIdleFeatures] features a LOPP setting
+// becomes the [LOPPIdle] of its theta (a ration with one is refused). It is
 // an error if ss holds an LOPP setting and m is nil (a nil interface: pass
 // nil, not a nil *gbdt.Model).
 func AttachModel(ss []Setting, m Scorer) error {
 	for i, s := range ss {
-		l, ok := s.(LOPP)
-		if !ok {
+		var v interface{ Validate() error }
+		switch l := s.(type) {
+		case LOPP:
+			l.Model = m
+			v = l
+			if m != nil && m.NumFeatures() == NumIdleFeatures {
+				v = LOPPIdle{Theta: l.Theta, Model: m} // an idle-time model
+			}
+		case LOPPIdle:
+			l.Model = m
+			v = l
+		case LOPPRation:
+			l.Model = m
+			v = l
+		default:
 			continue
 		}
 		if m == nil {
 			return fmt.Errorf("%w: give one with --model FILE (train it with mdk lopp train)", ErrNoModel)
 		}
-		l.Model = m
-		if err := l.Validate(); err != nil {
+		if err := v.Validate(); err != nil {
 			return err
 		}
-		ss[i] = l
+		ss[i] = v.(Setting)
 	}
 	return nil
 }

@@ -109,8 +109,17 @@ var defs = []*Def{
 	{
 		// The model is not part of the spec: [AttachModel] sets it.
 		Name: "lopp",
-		Keys: []Key{{Name: "theta", Kind: Float, Min: 0, Max: 1}},
-		New:  func(v []Value) Setting { return LOPP{Theta: v[0].Float} },
+		Keys: []Key{
+			{Name: "theta", Kind: Float, Min: 0, Max: 1},
+			// q, the per-window ration; omitted: none (PPM -1).
+			{Name: "q", Kind: Rate, Default: func(time.Duration) Value { return Value{PPM: -1} }},
+		},
+		New: func(v []Value) Setting {
+			if v[1].PPM < 0 {
+				return LOPP{Theta: v[0].Float}
+			}
+			return LOPPRation{Theta: v[0].Float, PPM: v[1].PPM}
+		},
 		Grid: loppGrid,
 	},
 }

@@ -204,27 +204,51 @@ func endWindow(k int, pages []page, resident []bool, res *result.Result, dec pol
 	// 4. At the end of the window the policy may reclaim resident pages.
 	//    Pages are visited in dense-ID order; only OPP's shared budgets
 	//    could care, and all pages it may reclaim now were touched in this
-	//    very window, so their order does not matter.
-	var st policy.PageState
+	//    very window, so their order does not matter. A WindowDecider (a
+	//    rationed L-OPP) sees them all before it reclaims any.
+	if _, ok := dec.(policy.WindowDecider); ok {
+		var states []policy.PageState
+		for id := range pages {
+			if st, ok := stateOf(k, pages, resident, id); ok {
+				states = append(states, st)
+			}
+		}
+		reclaim := make([]bool, len(states))
+		policy.DecideWindow(dec, res.Accessed[k], states, reclaim)
+		for i, st := range states {
+			if reclaim[i] {
+				resident[st.Page] = false
+				reclaimed = append(reclaimed, st.Page)
+			}
+		}
+		return reclaimed
+	}
+	var st policy.PageState // one variable: &st escapes through the interface
 	for id := range pages {
-		p := &pages[id]
-		if !p.Alive || !resident[id] {
-			continue
-		}
-		g := p.gaps[p.Next]
-		if int(g.Start) != p.Last {
-			panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.Last, g.Start))
-		}
-		st = policy.PageState{
-			Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior,
-			Idle: int(g.Idle), Closed: g.Closed, Features: p.Features,
-		}
-		if dec.Reclaim(&st) {
+		var ok bool
+		if st, ok = stateOf(k, pages, resident, id); ok && dec.Reclaim(&st) {
 			resident[id] = false
 			reclaimed = append(reclaimed, uint32(id))
 		}
 	}
 	return reclaimed
+}
+
+// stateOf returns what the policy knows of page id at the end of window k,
+// and false if the page is not alive or not resident.
+func stateOf(k int, pages []page, resident []bool, id int) (policy.PageState, bool) {
+	p := &pages[id]
+	if !p.Alive || !resident[id] {
+		return policy.PageState{}, false
+	}
+	g := p.gaps[p.Next]
+	if int(g.Start) != p.Last {
+		panic(fmt.Sprintf("sim: invariant violation: page %d touched at %d, oracle gap starts at %d", id, p.Last, g.Start))
+	}
+	return policy.PageState{
+		Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior,
+		Idle: int(g.Idle), Closed: g.Closed, Features: p.Features,
+	}, true
 }
 
 // parallel calls f(0), ..., f(n-1) on up to GOMAXPROCS goroutines and

@@ -44,6 +44,8 @@ type loppTrainOptions struct {
 	rate    string
 	windows string
 	slo     string
+	ration  bool
+	idle    bool
 	cfg     gbdt.Config
 }
 
@@ -71,6 +73,18 @@ OPP at 2% rations its budget among touches with identical histories, so
 labels at 2% are hard to learn; a looser rate labels whole classes of
 touches, and theta then sets the volume (docs/lopp.md).
 
+--ration also tries the per-window ration lopp:theta=0,q=Q, which reclaims
+after each window at most Q times its accessed pages, the best scored touches
+first, and chooses among the thetas and the rations by the same rule (the
+model is the same: the ration is a setting, not part of the model file).
+
+--idle trains an idle-time model instead: a seventh feature, the page's idle
+time (capped at 64 windows), with rows at ages 0..4, 6, 8, 12, 16, 24, 32, 48
+and 64 of every labelled gap that lasts that long, labelled by OPP's decision
+while reclaiming then still saves. lopp:theta=T with such a model scores
+the page at the end of every window of a gap and reclaims it at the first
+score of at least T (docs/lopp.md, "Idle time").
+
 By default the training windows are the first half (floor(W/2) windows),
 the same default split as mdk tune, whose lopp theta is chosen on the same
 validation windows; evaluating the model with mdk tune --model on the same
@@ -85,6 +99,8 @@ trace is then on windows it has not seen.`,
 	fl.StringVarP(&o.out, "output", "o", "", "model `FILE` to write (JSON; required)")
 	fl.StringVar(&o.rate, "rate", "2%", "OPP's target `rate` for the labels; a list (2%|10%|25%|50%) fits one model per rate and keeps the one whose theta saves most on the validation windows")
 	fl.StringVar(&o.windows, "train-windows", "", "training windows `FIRST..LAST` (inclusive; fit on the first three quarters); default: the first half")
+	fl.BoolVar(&o.ration, "ration", false, "also try the per-window rations lopp:theta=0,q=Q (0.1% to 50%) and choose among thetas and rations on the validation windows (docs/lopp.md)")
+	fl.BoolVar(&o.idle, "idle", false, "train an idle-time model: the touch's features and the page's idle time, scored at every window of a gap (docs/lopp.md)")
 	fl.StringVar(&o.slo, "slo", "", "SLO `STAT<=RATE` the reported theta meets on the validation windows; default: max_pr<= --rate")
 	fl.IntVar(&o.cfg.Rounds, "rounds", o.cfg.Rounds, "boosting rounds (trees)")
 	fl.IntVar(&o.cfg.MaxDepth, "depth", o.cfg.MaxDepth, "depth of each tree")
@@ -114,6 +130,9 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return usageError{err}
+	}
+	if o.idle && o.ration {
+		return usagef("--idle and --ration: a ration of an idle-time model is not built")
 	}
 	r, c, err := e.openTrace(path)
 	if err != nil {
@@ -193,6 +212,18 @@ func runLOPPTrain(e *env, o loppTrainOptions, path string) error {
 	return nil
 }
 
+// idleAges lists lopp.IdleAges as "0,1,2,...".
+func idleAges() string {
+	var b strings.Builder
+	for i, a := range lopp.IdleAges {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, a)
+	}
+	return b.String()
+}
+
 // better reports whether the validation metrics of a beat those of b:
 // more savings, then a lower statistic.
 func better(a, b tune.Choice) bool {
@@ -211,7 +242,11 @@ func loppTrainRate(e *env, o loppTrainOptions, path string, r trace.Reader, ppm 
 		what += " rate " + policy.FormatRate(ppm)
 	}
 	o.cfg.Progress = e.progressOf(what, "round")
-	tm, err := lopp.Train(r, ppm, lopp.Span{From: fit.First, To: fit.Last + 1}, o.cfg)
+	train := lopp.Train
+	if o.idle {
+		train = lopp.TrainIdle
+	}
+	tm, err := train(r, ppm, lopp.Span{From: fit.First, To: fit.Last + 1}, o.cfg)
 	e.endProgress()
 	if errors.Is(err, lopp.ErrNoLabels) {
 		return nil, tune.Choice{}, fmt.Errorf("%s: no touch with a known label in fit windows %s", path, fit)
@@ -226,6 +261,11 @@ func loppTrainRate(e *env, o loppTrainOptions, path string, r trace.Reader, ppm 
 	}
 	defer c2.Close()
 	ss := policy.DefaultGrid("lopp", r2.Header().Window)
+	kind := "thetas"
+	if o.ration {
+		ss = append(ss, policy.RationGrid()...)
+		kind = "thetas and rations"
+	}
 	if err := policy.AttachModel(ss, m); err != nil {
 		return nil, tune.Choice{}, err
 	}
@@ -239,15 +279,22 @@ func loppTrainRate(e *env, o loppTrainOptions, path string, r trace.Reader, ppm 
 	}
 	fmt.Fprintf(e.stdout, "%sfitted on windows %s of %s: %d touches, %d labelled reclaimed by opp:r=%s, %d left out as censored (gap open at the end of the windows read)\n",
 		pre, fit, path, tm.Rows, tm.Positives, policy.FormatRate(ppm), tm.Censored)
+	if o.idle {
+		fmt.Fprintf(e.stdout, "%sidle-time rows: %d (ages %s of the labelled gaps lasting that long), %d labelled reclaim-now\n", pre, tm.IdleRows, idleAges(), tm.IdlePositives)
+	}
 	fmt.Fprintf(e.stdout, "%straining accuracy %.2f%% (%d trees of depth %d)\n",
 		pre, 100*tm.Accuracy(), o.cfg.Rounds, o.cfg.MaxDepth)
 	st := slo.Stat.String()
 	if choice.Found {
-		fmt.Fprintf(e.stdout, "%stheta chosen on validation windows %s (not fitted on): lopp:%s, %s %.2f%%, savings %.2f%% there (training windows %s: %s %.2f%%, savings %.2f%%; best of %d thetas meeting %s on both)\n",
+		fmt.Fprintf(e.stdout, "%stheta chosen on validation windows %s (not fitted on): lopp:%s, %s %.2f%%, savings %.2f%% there (training windows %s: %s %.2f%%, savings %.2f%%; best of %d %s meeting %s on both)\n",
 			pre, val, choice.Params, st, 100*choice.Validation.Stat, 100*choice.Validation.Savings,
-			rg, st, 100*choice.Train.Stat, 100*choice.Train.Savings, choice.Settings, slo)
+			rg, st, 100*choice.Train.Stat, 100*choice.Train.Savings, choice.Settings, kind, slo)
 	} else {
-		fmt.Fprintf(e.stdout, "%sno theta of %d meets %s on both the training windows %s and their validation windows %s\n", pre, choice.Settings, slo, rg, val)
+		what := "theta"
+		if o.ration {
+			what = "setting (theta or ration)"
+		}
+		fmt.Fprintf(e.stdout, "%sno %s of %d meets %s on both the training windows %s and their validation windows %s\n", pre, what, choice.Settings, slo, rg, val)
 	}
 	return m, choice, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"mdk/policy"
 )
 
 // TestLOPPTrainValidation: lopp train fits on the first three quarters of
@@ -108,4 +110,72 @@ func runOK(t *testing.T, args ...string) string {
 		t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 	}
 	return out.String()
+}
+
+// TestLOPPTrainRation: --ration adds the ration grid to the thetas, the
+// model file stays the one without it, two runs print the same, and mdk tune
+// over the same lopp settings chooses what lopp train printed.
+func TestLOPPTrainRation(t *testing.T) {
+	d := t.TempDir()
+	tr := filepath.Join(d, "churn.mdkt")
+	run := func(args ...string) string { t.Helper(); return runOK(t, args...) }
+	run("gen", "--model", "churn", "--pages", "2000", "--windows", "120", "-o", tr)
+	m0, m1, m2 := filepath.Join(d, "m0.json"), filepath.Join(d, "m1.json"), filepath.Join(d, "m2.json")
+	run("lopp", "train", tr, "--rounds", "5", "--rate", "50%", "--slo", "max_pr<=2%", "-o", m0)
+	out := run("lopp", "train", tr, "--rounds", "5", "--rate", "50%", "--slo", "max_pr<=2%", "--ration", "-o", m1)
+	if again := run("lopp", "train", tr, "--rounds", "5", "--rate", "50%", "--slo", "max_pr<=2%", "--ration", "-o", m2); again != strings.ReplaceAll(out, m1, m2) {
+		t.Errorf("a second run printed something else:\n%s\n---\n%s", out, again)
+	}
+	b0, _ := os.ReadFile(m0)
+	for _, m := range []string{m1, m2} {
+		if b, err := os.ReadFile(m); err != nil || !bytes.Equal(b, b0) {
+			t.Errorf("%s is not the model trained without --ration (%v)", m, err)
+		}
+	}
+	ch := regexp.MustCompile(`theta chosen on validation windows 45\.\.59 \(not fitted on\): lopp:(\S+), max_pr .* best of 70 thetas and rations meeting max_pr<=2% on both`).FindStringSubmatch(out)
+	if ch == nil {
+		t.Fatalf("no choice among 70 thetas and rations in:\n%s", out)
+	}
+	var qs []string
+	for _, s := range policy.RationGrid() {
+		qs = append(qs, strings.TrimPrefix(s.Params(), "theta=0,q="))
+	}
+	tuned := run("tune", tr, "--slo", "max_pr<=2%", "--model", m1, "-p", "lopp", "-p", "lopp:theta=0,q="+strings.Join(qs, "|"), "--json")
+	if !strings.Contains(tuned, `"params": "`+ch[1]+`"`) {
+		t.Errorf("mdk tune over the same settings did not choose lopp:%s:\n%s", ch[1], tuned)
+	}
+}
+
+// TestLOPPTrainIdle: --idle writes a 7-feature model, deterministically,
+// reports its idle-time rows, and mdk tune with it chooses the theta lopp
+// train printed; --idle with --ration is refused.
+func TestLOPPTrainIdle(t *testing.T) {
+	d := t.TempDir()
+	tr := filepath.Join(d, "churn.mdkt")
+	run := func(args ...string) string { t.Helper(); return runOK(t, args...) }
+	run("gen", "--model", "churn", "--pages", "2000", "--windows", "120", "-o", tr)
+	m1, m2 := filepath.Join(d, "m1.json"), filepath.Join(d, "m2.json")
+	args := []string{"lopp", "train", tr, "--rounds", "5", "--rate", "50%", "--slo", "max_pr<=2%", "--idle"}
+	out := run(append(args, "-o", m1)...)
+	if again := run(append(args, "-o", m2)...); again != strings.ReplaceAll(out, m1, m2) {
+		t.Errorf("a second run printed something else:\n%s\n---\n%s", out, again)
+	}
+	b1, _ := os.ReadFile(m1)
+	if b2, err := os.ReadFile(m2); err != nil || !bytes.Equal(b1, b2) || !bytes.Contains(b1, []byte(`"num_features": 7`)) {
+		t.Errorf("two runs wrote different models, or not a 7-feature one (%v):\n%.200s", err, b1)
+	}
+	if !regexp.MustCompile(`idle-time rows: \d+ \(ages 0,1,2,3,4,6,8,12,16,24,32,48,64 of the labelled gaps lasting that long\), \d+ labelled reclaim-now`).MatchString(out) {
+		t.Errorf("no idle-time rows line:\n%s", out)
+	}
+	ch := regexp.MustCompile(`theta chosen on validation windows 45\.\.59 \(not fitted on\): lopp:(theta=[0-9.]+),`).FindStringSubmatch(out)
+	if ch == nil {
+		t.Fatalf("no theta chosen:\n%s", out)
+	}
+	if tuned := run("tune", tr, "--slo", "max_pr<=2%", "--model", m1, "-p", "lopp", "--json"); !strings.Contains(tuned, `"params": "`+ch[1]+`"`) {
+		t.Errorf("mdk tune with the idle-time model did not choose lopp:%s:\n%s", ch[1], tuned)
+	}
+	var o, e bytes.Buffer
+	if code := Run(context.Background(), append(args, "--ration", "-o", m2), strings.NewReader(""), &o, &e); code != ExitUsage {
+		t.Errorf("--idle --ration: exit %d, %s", code, e.String())
+	}
 }
