@@ -253,6 +253,18 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 	jr.OPP, jr.Tuned = p.SLO.Choose(p.All, len(p.Settings),
 		func(k int) *result.Result { return train(runs[k]) },
 		func(k int) *result.Result { return eval(runs[k]) })
+	// L-OPP as mdk tune chooses it: on the validation windows, the last
+	// quarter of the training half.
+	if _, val, ok := tune.ValidationSplit(*jr.Train); ok {
+		for i := range jr.Tuned {
+			if c := &jr.Tuned[i]; tune.ChoosesOnValidation(c.Policy) {
+				p.SLO.RedoOnValidation(c, p.All[:len(p.Settings)],
+					func(k int) *result.Result { return train(runs[k]) },
+					func(k int) *result.Result { return runs[k].Restrict(val.First, val.Last+1) },
+					func(k int) *result.Result { return eval(runs[k]) }, jr.OPP)
+			}
+		}
+	}
 	p.SLO.Finish(jr.Tuned, p.All[:len(p.Settings)], 0, func(k int) []tune.Segment {
 		return p.SLO.BrokeAt(name, runs[k], *jr.Eval)
 	})

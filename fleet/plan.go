@@ -1,11 +1,14 @@
 package fleet
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"mdk/gbdt"
 	"mdk/policy"
 	"mdk/result"
 	"mdk/tier"
@@ -17,14 +20,18 @@ import (
 // with [Config.Compile].
 type Config struct {
 	// Policies are policy specs (SPEC section 5); a bare name is the
-	// policy's default grid. Empty means policy.DefaultPolicies. lopp is not
-	// supported (its model would have to be shipped to every worker).
+	// policy's default grid. Empty means policy.DefaultPolicies (and lopp
+	// with a Model). lopp specs need Model.
 	// Controller specs (auto:..., docs/policies.md) may be among them; with
 	// controllers alone there are no fixed settings.
 	Policies []string `json:"policies"`
 	// SLO is tune's STAT<=RATE ("max_pr<=2%"); empty means curves only, no
 	// tuning and no breaking jobs.
 	SLO string `json:"slo"`
+	// Model is L-OPP's model file (mdk lopp train's JSON, gbdt.ReadJSON),
+	// the same for every job; it travels with the config to every worker.
+	// Nil: no model, and lopp specs are refused.
+	Model json.RawMessage `json:"model,omitempty"`
 	// Window is the window length the specs are parsed with. Policy
 	// parameters count windows, so every job must have this window length;
 	// a job with another one fails with an error saying so.
@@ -105,9 +112,17 @@ func (c Config) Compile() (*Plan, error) {
 		p.Controllers = append(p.Controllers, a)
 	}
 	if len(specs) > 0 || len(p.Controllers) == 0 { // controllers alone: no fixed settings
-		ss, err := policy.ParseSpecs(specs, c.Window, policy.SpecOptions{})
+		var o policy.SpecOptions
+		if len(c.Model) > 0 {
+			m, err := gbdt.ReadJSON(bytes.NewReader(c.Model))
+			if err != nil {
+				return nil, fmt.Errorf("fleet: the lopp model: %w", err)
+			}
+			o.Model = m
+		}
+		ss, err := policy.ParseSpecs(specs, c.Window, o)
 		if errors.Is(err, policy.ErrNoModel) {
-			return nil, errors.New("fleet: lopp is not supported (it needs a model on every worker); use mdk mpc or mdk tune with --model")
+			return nil, errors.New("fleet: lopp needs a model, the same for every job: give one with --model FILE (train it with mdk lopp train)")
 		} else if err != nil {
 			return nil, err
 		}

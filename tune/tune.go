@@ -282,9 +282,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // chooseOnValidation redoes c, a choice of L-OPP, by its rule
-// ([SLO.ChooseOnValidation]): of the policy's settings that meet the SLO on
-// the training part, the best on the validation windows.
+// ([SLO.RedoOnValidation]).
 func (rep *Report) chooseOnValidation(c *Choice, settings []policy.Setting, train, val, eval func(int) *result.Result) {
+	rep.SLO.RedoOnValidation(c, settings, train, val, eval, rep.OPP)
+}
+
+// RedoOnValidation redoes c, a choice of a policy that
+// [ChoosesOnValidation] (L-OPP), by its rule ([SLO.ChooseOnValidation]):
+// of the policy's settings that meet the SLO on the training part, the best
+// on the validation windows; with its headroom against the yardstick opp
+// (nil: none). Package fleet chooses L-OPP for each job with it too.
+func (s SLO) RedoOnValidation(c *Choice, settings []policy.Setting, train, val, eval func(int) *result.Result, opp *Yardstick) {
 	var idx []int
 	for k, s := range settings {
 		if s.Policy() == c.Policy {
@@ -292,14 +300,14 @@ func (rep *Report) chooseOnValidation(c *Choice, settings []policy.Setting, trai
 		}
 	}
 	*c = Choice{Policy: c.Policy, Settings: c.Settings, ChosenOn: "validation"}
-	k := rep.SLO.ChooseOnValidation(idx, train, val)
+	k := s.ChooseOnValidation(idx, train, val)
 	if k < 0 {
 		return
 	}
 	c.Found, c.Params = true, settings[k].Params()
-	c.Train, c.Validation, c.Eval = rep.SLO.Measure(train(k)), rep.SLO.Measure(val(k)), rep.SLO.Measure(eval(k))
-	if rep.OPP != nil {
-		c.OPPHeadroom, c.HasOPPHeadroom = rep.OPP.Eval.Savings-c.Eval.Savings, true
+	c.Train, c.Validation, c.Eval = s.Measure(train(k)), s.Measure(val(k)), s.Measure(eval(k))
+	if opp != nil {
+		c.OPPHeadroom, c.HasOPPHeadroom = opp.Eval.Savings-c.Eval.Savings, true
 	}
 }
 

@@ -63,6 +63,7 @@ func main() {
 	out := fs.StringP("out", "o", "", "output `DIR` or URL (required)")
 	window := fs.String("window", "", "window `length` of every trace (default: the first trace's)")
 	tierName := fs.String("tier", "", "far tier `NAME|FILE` (cxl, ssd, zram, zswap or a tier file from mdk calibrate): net bytes freed and slowdown (docs/tiers.md)")
+	model := fs.String("model", "", "L-OPP model `FILE` (mdk lopp train) for lopp specs, the same for every job, shipped to the workers in the config")
 	logLevel := fs.String("log-level", "warn", "Beam's log `level`: debug, info, warn or error")
 	helpBeam := fs.Bool("help-beam", false, "list Beam's flags (--runner, --endpoint, ...) and exit")
 	// mdk fleet's flags that mean nothing on Beam, accepted so that its
@@ -104,6 +105,12 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := fleet.Config{Policies: *policies, SLO: *slo}
+	if *model != "" {
+		if cfg.Model, err = os.ReadFile(*model); err != nil {
+			fmt.Fprintf(os.Stderr, "mdk-fleet: --model: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	if *tierName != "" {
 		if cfg.Tier, err = tier.Load(*tierName); err != nil {
 			fmt.Fprintf(os.Stderr, "mdk-fleet: --tier: %v\n", err)

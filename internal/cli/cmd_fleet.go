@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdk/fleet"
+	"mdk/gbdt"
 	"mdk/internal/outfile"
 	"mdk/policy"
 )
@@ -22,6 +24,7 @@ type fleetOptions struct {
 	workers  int
 	window   string
 	tier     string
+	model    string
 	sample   sampleOptions
 }
 
@@ -89,6 +92,7 @@ has the definitions and the commands.`,
 	o.sample.addFlags(fl)
 	fl.StringVar(&o.window, "window", "", "window `length` of every trace (default: the first trace's)")
 	fl.StringVar(&o.tier, "tier", "", tierUsage+"; the fleet's net GiB freed")
+	fl.StringVar(&o.model, "model", "", "L-OPP model `FILE` (mdk lopp train) for lopp specs, the same for every job; with no -p, lopp joins the default policies")
 	return cmd
 }
 
@@ -109,6 +113,14 @@ func runFleet(e *env, o fleetOptions, args []string) error {
 	cfg := fleet.Config{Policies: o.policies, SLO: o.slo}
 	if cfg.Tier, err = loadTier(o.tier); err != nil {
 		return err
+	}
+	if o.model != "" {
+		if cfg.Model, err = os.ReadFile(o.model); err != nil {
+			return err
+		}
+		if _, err := gbdt.ReadJSON(bytes.NewReader(cfg.Model)); err != nil {
+			return fmt.Errorf("%s: %w", o.model, err)
+		}
 	}
 	s, k, err := o.sample.parse()
 	if err != nil {
