@@ -133,6 +133,45 @@ func TestReplayEqualsSimulator(t *testing.T) {
 	}
 }
 
+// TestReplayLOPPVariantsEqualSimulator is TestReplayEqualsSimulator for
+// L-OPP's per-window ration (the decide stage gives the decider every
+// candidate of the window first, with the window's measured |A_k|) and its
+// idle-time variant (decisions at any window of a gap), each with a
+// hand-made model.
+func TestReplayLOPPVariantsEqualSimulator(t *testing.T) {
+	testutil.SetupZram(t, 256<<20)
+	const window = time.Second
+	dir := t.TempDir()
+	tr, path := genTrace(t, dir, window)
+	for i, s := range []policy.Setting{
+		policy.LOPPRation{Theta: 0.3, PPM: 50000, Model: testutil.TieScorer{}},
+		policy.LOPPIdle{Theta: 0.9, Model: testutil.IdleScorer{}},
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			run := filepath.Join(dir, fmt.Sprint("lopp", i))
+			opt := DefaultOptions
+			opt.Setting, opt.Window, opt.Dir = s, window, run
+			opt.PSIThreshold = 0
+			sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Windows != len(tr.Windows) {
+				t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
+			}
+			c, err := Compare(run, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkExact(t, c, run)
+			var sb strings.Builder
+			c.WriteText(&sb)
+			t.Logf("%s\n%s", policy.String(s), sb.String())
+		})
+	}
+}
+
 // TestReplayRefusedCounted makes the workload mlock its first pages, which
 // MADV_PAGEOUT refuses, and checks that every refused page is counted, with
 // the reason "locked", exactly: the decided pages among the locked ones, in
