@@ -24,7 +24,7 @@ func idleSettings() []policy.Setting {
 func TestIdleEqualsSimulator(t *testing.T) {
 	ss := idleSettings()
 	rng := testutil.Rand(testutil.Seed(t, 29))
-	for n := 0; n < testutil.Count(1000); n++ {
+	for n := 0; n < testutil.Count(400); n++ {
 		checkEqual(t, fmt.Sprintf("random trace %d", n), testutil.RandomTrace(rng), ss)
 	}
 	for _, model := range gen.Models {

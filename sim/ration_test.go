@@ -172,7 +172,7 @@ func checkNaive(t *testing.T, seed uint64, windows int, ss []policy.Setting, nai
 		}
 	}
 	rng := testutil.Rand(testutil.Seed(t, seed))
-	for n := 0; n < testutil.Count(1500); n++ {
+	for n := 0; n < testutil.Count(600); n++ {
 		check(fmt.Sprintf("random trace %d", n), testutil.RandomTrace(rng))
 	}
 	for _, model := range gen.Models {
