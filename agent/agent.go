@@ -96,7 +96,8 @@ type agent struct {
 	model
 	tgts   []target
 	flags  *linux.PageFlags
-	sloBad int // consecutive windows above the SLO (guards.go)
+	sloBad int   // consecutive windows above the SLO (guards.go)
+	peak   int64 // the largest alive page count of a window so far (a capacity's, decide.go)
 
 	entries      []uint64 // pagemap entry of every page, this window (measure.go)
 	buf          []uint64

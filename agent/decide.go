@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"slices"
+
 	"mdk/policy"
 	"mdk/trace"
 )
@@ -47,6 +49,12 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.peak = max(a.peak, row.Alive)
+	if c, ok := dec.(policy.Capacity); ok {
+		decided := a.capacity(k, win, c)
+		row.Decided = int64(len(decided))
+		return decided, nil
+	}
 	var decided []uint32
 	var st policy.PageState
 	var resident int64
@@ -92,4 +100,30 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 	}
 	row.Decided = int64(len(decided))
 	return decided, nil
+}
+
+// capacity decides for a capacity limit (lru, or the setting a senpai
+// controller names; docs/policies.md "lru"), as the simulator does: of the
+// alive pages the agent has not put out that outlive window k (not in its
+// frees), the limit's most recent by policy.MoreRecent stay, and the others
+// are decided, in dense-ID order.
+func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
+	freed := make(map[uint32]bool, len(win.Freed))
+	for _, id := range win.Freed {
+		freed[id] = true
+	}
+	var cands []policy.PageState
+	for id := range a.pages {
+		p := &a.pages[id]
+		if !p.Alive || p.out || a.tgts[a.tgt[id]].gone || freed[uint32(id)] {
+			continue
+		}
+		cands = append(cands, policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior})
+	}
+	var decided []uint32
+	for _, st := range policy.RankLRU(cands, c.Limit(a.peak)) {
+		decided = append(decided, st.Page)
+	}
+	slices.Sort(decided)
+	return decided
 }

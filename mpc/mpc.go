@@ -96,6 +96,9 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 	if err != nil {
 		return nil, fmt.Errorf("mpc: %w", err)
 	}
+	if hasLRU(settings) && (!s.All() || opts.Censor) {
+		return nil, errors.New("mpc: lru runs on every page of the whole trace: a capacity ranks all of a job's pages, so it has no estimate on a sample and no censored history")
+	}
 	if !s.All() {
 		if opts.Censor {
 			return nil, errors.New("mpc: Censor is not supported on a sample of the pages")
@@ -239,8 +242,14 @@ func newEngines(settings []policy.Setting) (*stream, classAxis, bool, error) {
 	return &stream{engines: engines, slots: slots, p: p, rank: rank}, classes, needFeat, nil
 }
 
-// begin starts walking window win.
+// begin starts walking window win (and runs the engines that read
+// windows, not gaps: lru's).
 func (s *stream) begin(win *trace.Window) {
+	for _, e := range s.engines {
+		if l, ok := e.(*lruEngine); ok {
+			l.window(win)
+		}
+	}
 	s.p.mark(markNew, win.Index, 0)
 	s.before = s.wk.counts().AlivePageWins
 	s.wk.start(win)
@@ -447,6 +456,12 @@ func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
 		}
 		var e engine
 		switch settings[idx[0]].(type) {
+		case policy.LRU:
+			ps := make([]policy.LRU, len(idx))
+			for k, i := range idx {
+				ps[k] = settings[i].(policy.LRU)
+			}
+			e = newLRU(ps)
 		case policy.OPP:
 			ps := make([]policy.OPP, len(idx))
 			for k, i := range idx {
@@ -488,4 +503,14 @@ func plan(settings []policy.Setting) ([]engine, [][]int, classAxis, error) {
 		slots = append(slots, idx)
 	}
 	return engines, slots, classes, nil
+}
+
+// hasLRU reports whether settings has an lru setting.
+func hasLRU(settings []policy.Setting) bool {
+	for _, s := range settings {
+		if _, ok := s.(policy.LRU); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -29,14 +29,14 @@ import (
 // payload when they reach it) while the caller waits, and the caller then
 // drains their histograms into the engines' pipeline. done is false when
 // the engines need more than histograms (a gap-by-gap engine such as
-// lopp's): Generate then reads the trace merged.
+// lopp's, or lru's, which reads whole windows): Generate then reads the trace merged.
 func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settings []policy.Setting, opts Options, room room) (out []*result.Result, done bool, err error) {
 	st, classes, _, err := newEngines(settings)
 	if err != nil {
 		return nil, true, err
 	}
 	for _, e := range st.engines {
-		if e.needsGaps() {
+		if _, lru := e.(*lruEngine); lru || e.needsGaps() {
 			st.stop()
 			return nil, false, nil
 		}

@@ -24,6 +24,7 @@ const (
 	Count KeyKind = iota // a number of windows, or Inf if the key allows it
 	Rate                 // a rate in parts per million, 0 to [MaxPPM]
 	Float                // a real number within the key's bounds
+	Pages                // a number of pages, a share of a size ("50%"), or Inf if the key allows it
 )
 
 // String names the kind.
@@ -35,6 +36,8 @@ func (k KeyKind) String() string {
 		return "rate"
 	case Float:
 		return "float"
+	case Pages:
+		return "pages"
 	}
 	return fmt.Sprintf("KeyKind(%d)", uint8(k))
 }
@@ -45,13 +48,17 @@ type Value struct {
 	Windows int     // Count: windows, or Inf
 	PPM     int64   // Rate: parts per million
 	Float   float64 // Float
+	// Pages: a number of pages (Inf for inf), or, with Share, a share
+	// of a size in parts per million (held in PPM).
+	Pages int64
+	Share bool
 }
 
 // Key describes one parameter of a policy.
 type Key struct {
 	Name string
 	Kind KeyKind
-	Inf  bool    // Count: "inf" is allowed
+	Inf  bool    // Count, Pages: "inf" is allowed
 	Min  float64 // Float: smallest allowed value
 	Max  float64 // Float: largest allowed value
 	// Default, if not nil, gives the value of an omitted key for a trace
@@ -121,6 +128,12 @@ var defs = []*Def{
 			return LOPPRation{Theta: v[0].Float, PPM: v[1].PPM}
 		},
 		Grid: loppGrid,
+	},
+	{
+		Name: "lru",
+		Keys: []Key{{Name: "C", Kind: Pages, Inf: true}},
+		New:  func(v []Value) Setting { return LRU{C: v[0].Pages, SharePPM: v[0].PPM, Share: v[0].Share} },
+		Grid: lruGrid,
 	},
 }
 
@@ -343,6 +356,9 @@ func parseElem(key *Key, elem string, window time.Duration, limit int) ([]Value,
 	if key.Kind == Float {
 		return nil, fmt.Errorf("bad range %q: %s takes no ranges, use a list such as 0.1|0.2|0.3", elem, key.Name)
 	}
+	if key.Kind == Pages {
+		return parsePagesRange(key, elem, lo, rest, limit)
+	}
 	hi, step, hasStep := strings.Cut(rest, "/")
 	var start, end, inc int64
 	var err error
@@ -415,6 +431,8 @@ func parseScalar(key *Key, s string, window time.Duration) (Value, error) {
 			return Value{}, fmt.Errorf("%s must be between 0 and 100%%, got %s", key.Name, s)
 		}
 		return Value{PPM: ppm}, nil
+	case Pages:
+		return parsePages(key, s)
 	case Float:
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "xXpP_") {
@@ -556,4 +574,87 @@ func parsePPM(s string) (int64, error) {
 		return -(w*unit + f), nil
 	}
 	return w*unit + f, nil
+}
+
+// parsePages parses one value of a Pages key: a number of pages, a share
+// written as a percentage ("50%", exact to 1 ppm), or "inf" where allowed.
+func parsePages(key *Key, s string) (Value, error) {
+	switch {
+	case s == "inf" && key.Inf:
+		return Value{Pages: Inf}, nil
+	case strings.HasSuffix(s, "%"):
+		ppm, err := parsePPM(s)
+		if err != nil {
+			return Value{}, err
+		}
+		if ppm < 0 || ppm > MaxPPM {
+			return Value{}, fmt.Errorf("%s must be a share between 0 and 100%%, got %s", key.Name, s)
+		}
+		return Value{PPM: ppm, Share: true}, nil
+	case isDigits(s):
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n >= Inf {
+			return Value{}, fmt.Errorf("%s must be at most %d pages, got %s", key.Name, Inf-1, s)
+		}
+		return Value{Pages: n}, nil
+	}
+	inf := ""
+	if key.Inf {
+		inf = ", or inf"
+	}
+	return Value{}, fmt.Errorf("bad value %q for %s: want a number of pages or a share such as 50%%%s", s, key.Name, inf)
+}
+
+// parsePagesRange parses a range of a Pages key: of page counts (step 1
+// unless given) or of shares (a step required: 0%..100%/10%).
+func parsePagesRange(key *Key, elem, lo, rest string, limit int) ([]Value, error) {
+	hi, step, hasStep := strings.Cut(rest, "/")
+	var b [3]Value
+	for i, x := range []string{lo, hi, step} {
+		if i == 2 && !hasStep {
+			b[2] = Value{Pages: 1, Share: b[0].Share}
+			if b[0].Share {
+				return nil, fmt.Errorf("bad range %q: a share range needs a step, as in 0%%..100%%/10%%", elem)
+			}
+			break
+		}
+		x = strings.TrimSpace(x)
+		if x == "inf" {
+			return nil, fmt.Errorf("bad range %q: inf cannot be a range bound", elem)
+		}
+		v, err := parsePages(key, x)
+		if err != nil {
+			return nil, fmt.Errorf("bad range %q: %w", elem, err)
+		}
+		b[i] = v
+	}
+	if b[0].Share != b[1].Share || b[0].Share != b[2].Share {
+		return nil, fmt.Errorf("bad range %q: give the bounds and the step all as pages or all as shares", elem)
+	}
+	at := func(v Value) int64 {
+		if v.Share {
+			return v.PPM
+		}
+		return v.Pages
+	}
+	start, end, inc := at(b[0]), at(b[1]), at(b[2])
+	if end < start {
+		return nil, fmt.Errorf("bad range %q: end is less than start", elem)
+	}
+	if inc <= 0 {
+		return nil, fmt.Errorf("bad range %q: step must be positive", elem)
+	}
+	n := (end-start)/inc + 1
+	if n > int64(limit) {
+		return nil, fmt.Errorf("bad range %q: %d values, more than the grid limit of %d", elem, n, MaxGrid)
+	}
+	out := make([]Value, 0, n)
+	for x := start; x <= end; x += inc {
+		if b[0].Share {
+			out = append(out, Value{PPM: x, Share: true})
+		} else {
+			out = append(out, Value{Pages: x})
+		}
+	}
+	return out, nil
 }

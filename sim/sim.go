@@ -110,6 +110,7 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 		decs[i] = s.NewDecider(res[i].Accessed)
 	}
 	reclaimed := make([][]uint32, len(ss))
+	sc := newScan(len(pages))
 	for k := 0; k < W; k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -143,9 +144,11 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 		// reads the shared lives and changes only its own residency,
 		// counts and decider, so they run on every CPU; their reclaims are
 		// reported afterwards, in setting order.
+		sc.start(ev.Freed, pages)
 		parallel(len(ss), func(i int) {
-			reclaimed[i] = endWindow(k, pages, resident[i], res[i], decs[i], reclaimed[i][:0])
+			reclaimed[i] = endWindow(k, pages, resident[i], res[i], decs[i], sc, reclaimed[i][:0])
 		})
+		sc.done(ev.Freed)
 		if obs != nil {
 			for i := range ss {
 				for _, id := range reclaimed[i] {
@@ -189,7 +192,7 @@ func RunAll(ctx context.Context, t *trace.Trace, ss []policy.Setting, obs Observ
 // endWindow runs steps 3 and 4 of window k for one setting: it counts the
 // alive and saved pages, then lets the decider reclaim resident pages, and
 // returns the reclaimed pages appended to reclaimed.
-func endWindow(k int, pages []page, resident []bool, res *result.Result, dec policy.Decider, reclaimed []uint32) []uint32 {
+func endWindow(k int, pages []page, resident []bool, res *result.Result, dec policy.Decider, sc *scan, reclaimed []uint32) []uint32 {
 	// 3. Every alive page is alive in this window; every absent one saves
 	//    it.
 	for id := range pages {
@@ -200,6 +203,9 @@ func endWindow(k int, pages []page, resident []bool, res *result.Result, dec pol
 		if !resident[id] {
 			res.SavedPerWindow[k]++
 		}
+	}
+	if c, ok := dec.(policy.Capacity); ok {
+		return capacity(k, pages, resident, c, sc, reclaimed)
 	}
 	// 4. At the end of the window the policy may reclaim resident pages.
 	//    Pages are visited in dense-ID order; only OPP's shared budgets
@@ -273,4 +279,54 @@ func parallel(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// scan is what a capacity limit needs of a scan point besides the pages:
+// which pages the window frees, and the peak alive page count so far (the
+// same in every setting).
+type scan struct {
+	freed []bool // freed[id]: page id is alive and freed in this window
+	peak  int64  // the largest alive page count of the windows so far
+}
+
+func newScan(pages int) *scan { return &scan{freed: make([]bool, pages)} }
+
+// start marks the window's frees of alive pages and counts its alive
+// pages into the peak.
+func (sc *scan) start(freed []uint32, pages []page) {
+	for _, id := range freed {
+		sc.freed[id] = pages[id].Alive
+	}
+	var alive int64
+	for id := range pages {
+		if pages[id].Alive {
+			alive++
+		}
+	}
+	sc.peak = max(sc.peak, alive)
+}
+
+// done clears the marks.
+func (sc *scan) done(freed []uint32) {
+	for _, id := range freed {
+		sc.freed[id] = false
+	}
+}
+
+// capacity runs step 4 for a capacity limit (policy.Capacity,
+// docs/policies.md "lru"): of the resident alive pages not freed in window
+// k, the Limit(peak) most recent stay resident, the others are reclaimed.
+func capacity(k int, pages []page, resident []bool, c policy.Capacity, sc *scan, reclaimed []uint32) []uint32 {
+	var cands []policy.PageState
+	for id := range pages {
+		p := &pages[id]
+		if p.Alive && resident[id] && !sc.freed[id] {
+			cands = append(cands, policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior})
+		}
+	}
+	for _, st := range policy.RankLRU(cands, c.Limit(sc.peak)) {
+		resident[st.Page] = false
+		reclaimed = append(reclaimed, st.Page)
+	}
+	return reclaimed
 }

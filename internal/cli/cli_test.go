@@ -51,7 +51,7 @@ func TestGolden(t *testing.T) {
 		{"err-unknown-command", "", []string{"frobnicate"}},
 		{"err-sim-args", "", []string{"sim", example}},
 		{"err-sim-duration", "", []string{"sim", example, "age:A=45s"}},
-		{"err-sim-unknown-policy", "", []string{"sim", example, "lru:A=1"}},
+		{"err-sim-unknown-policy", "", []string{"sim", example, "lfu:A=1"}},
 		{"err-sim-missing-file", "", []string{"sim", "testdata/no-such-trace.txt", "age:A=1"}},
 		{"err-sim-bad-trace", "mdk-trace 1\n0 a 1\n1 x 2\n", []string{"sim", "-", "age:A=1"}},
 		{"err-mpc-bad-stat", "", []string{"mpc", example, "--x", "p50_pr"}},
