@@ -33,6 +33,7 @@ type KeyValue struct{ Key, Value string }
 var controllerDefs = []*ControllerDef{
 	{Name: "gswap", Parse: parseGswap},
 	{Name: "damos", Parse: parseDamos},
+	{Name: "senpai", Parse: parseSenpaiKeys},
 }
 
 // ControllerNames returns the names of the controllers of the table.
@@ -54,7 +55,7 @@ func lookupController(name string) *ControllerDef {
 }
 
 // IsController reports whether spec names one of the table's controllers
-// (gswap, damos) rather than a policy.
+// (gswap, damos, senpai) rather than a policy.
 func IsController(spec string) bool {
 	name, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
 	return lookupController(strings.TrimSpace(name)) != nil

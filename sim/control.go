@@ -32,7 +32,9 @@ type Controlled struct {
 // every resident alive page whose gap is due under that setting
 // (k - last touch >= the setting's delay for it, [policy.Online]) is
 // reclaimed (under a [policy.Limited] setting at most its limit, the idle
-// longest first: [policy.Ration]); then k's frees apply. A reclaimed page stays absent until its
+// longest first: [policy.Ration]), or, under a capacity limit
+// ([policy.Capacity]: the setting a senpai controller names), every
+// resident page past the limit; then k's frees apply. A reclaimed page stays absent until its
 // next access, whatever the controller does later.
 func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*Controlled, error) {
 	W := len(t.Windows)
@@ -55,6 +57,7 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 	out.Run = run
 	cur := run.Start()
 	resident := make([]bool, len(pages))
+	sc := newScan(len(pages))
 	for k := 0; k < W; k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -100,30 +103,37 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 		cur = next
 		out.Settings[k] = policy.SpecOf(cur)
 		// 5. Decisions: every resident page whose gap is due; under a
-		// limit, at most that many, the idle longest first.
-		var st policy.PageState
-		var due []uint32
-		var nres int64
-		for id := range pages {
-			p := &pages[id]
-			if !p.Alive || !resident[id] {
-				continue
+		//    limit, at most that many, the idle longest first; under a
+		//    capacity limit, the resident pages past the limit.
+		sc.start(ev.Freed, pages)
+		if c, ok := cur.(policy.Capacity); ok {
+			out.Decided[k] += int64(len(capacity(k, pages, resident, c, sc, nil)))
+		} else {
+			var st policy.PageState
+			var due []uint32
+			var nres int64
+			for id := range pages {
+				p := &pages[id]
+				if !p.Alive || !resident[id] {
+					continue
+				}
+				nres++
+				st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior, Features: p.Features}
+				if d, ok := cur.Due(&st); ok && k-p.Last >= d {
+					due = append(due, uint32(id))
+				}
 			}
-			nres++
-			st = policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior, Features: p.Features}
-			if d, ok := cur.Due(&st); ok && k-p.Last >= d {
-				due = append(due, uint32(id))
+			if l, ok := cur.(policy.Limited); ok {
+				if n, ok := l.Limit(nres); ok {
+					due = policy.Ration(due, func(id uint32) int { return pages[id].Last }, n)
+				}
 			}
-		}
-		if l, ok := cur.(policy.Limited); ok {
-			if n, ok := l.Limit(nres); ok {
-				due = policy.Ration(due, func(id uint32) int { return pages[id].Last }, n)
+			for _, id := range due {
+				resident[id] = false
 			}
+			out.Decided[k] = int64(len(due))
 		}
-		for _, id := range due {
-			resident[id] = false
-		}
-		out.Decided[k] = int64(len(due))
+		sc.done(ev.Freed)
 		// 6. Frees end lives after this window.
 		for _, id := range ev.Freed {
 			if p := &pages[id]; p.Alive {

@@ -46,7 +46,7 @@ type Auto struct {
 }
 
 // IsController reports whether spec names a controller (auto:..., or one
-// of the policy package's: gswap, damos) rather than a policy.
+// of the policy package's: gswap, damos, senpai) rather than a policy.
 func IsController(spec string) bool {
 	return IsAuto(spec) || policy.IsController(spec)
 }
@@ -84,7 +84,8 @@ func ParseController(spec string, window time.Duration, t *tier.Tier) (policy.Co
 
 // ControllerGrid returns the fixed settings a controller is compared with
 // (mdk tune's "fixed on train" and "in hindsight", docs/tune.md): auto's
-// grid; for a controller of the policy package, the settings it puts in
+// grid, senpai's lru grid ([policy.Senpai.Settings]: the fixed capacities
+// its limit moves between); for gswap and damos, the settings they put in
 // force are age's, so age's default grid for windows of length window.
 func ControllerGrid(c policy.Controller, window time.Duration) []policy.Setting {
 	if g, ok := c.(interface{ Settings() []policy.Setting }); ok {

@@ -32,6 +32,7 @@ type agentOptions struct {
 	tracker     string
 	spec        string
 	model       string
+	tier        string
 	window      time.Duration
 	duration    time.Duration
 	out         string
@@ -88,7 +89,10 @@ point on (retuning on the windows seen so far), and the agent decides with
 it. measured.csv then ends with the columns setting and switch, the JSON
 lines with the keys setting and switch, and the metrics add
 mdk_agent_switches_total and mdk_agent_current_setting; mdk agent compare
-predicts with the same controller in the simulator.
+predicts with the same controller in the simulator. 'senpai:...' (Meta's
+Senpai, docs/policies.md "senpai") needs --tier: its pressure is the
+measured promotions x the tier's swap-in latency, which run.json records in
+the setting (swapin_ns) for compare.
 
 RUN is a directory: its parent must exist, and a directory that already
 holds a run is refused unless --force (which replaces the run's files at the
@@ -135,6 +139,7 @@ EXIT STATUS
 	f.StringVar(&o.tracker, "tracker", "idle", "tracker of live processes: `idle` (idle page tracking) or damon (DAMON, one --pid)")
 	f.StringVar(&o.spec, "policy", "", "the policy setting `SPEC` (one setting, e.g. age:A=2)")
 	f.StringVar(&o.model, "model", "", "L-OPP model `FILE` for a lopp setting")
+	f.StringVar(&o.tier, "tier", "", tierUsage+": the swap-in latency senpai's modelled pressure is charged (senpai only)")
 	f.DurationVar(&o.window, "window", trace.DefaultWindow, "window `length`: the agent wakes once per window")
 	f.DurationVar(&o.duration, "duration", 0, "stop after this `duration` (default: until the targets exit, the trace ends, or Ctrl-C)")
 	f.StringVarP(&o.out, "output", "o", "", "run `DIR` to write")
@@ -210,8 +215,11 @@ func runAgent(e *env, o agentOptions) error {
 	}
 	var ss []policy.Setting
 	var ctl *agent.Controlled
+	if o.tier != "" && !policy.IsSenpai(o.spec) {
+		return usagef("--tier is for senpai's modelled pressure; --policy %s does not use it", o.spec)
+	}
 	if tune.IsController(o.spec) {
-		a, err := parseAgentAuto(o.spec, o.window, o.model)
+		a, err := parseAgentController(o.spec, o.window, o.model, o.tier)
 		if err != nil {
 			return err
 		}
@@ -467,7 +475,7 @@ func runSetting(dir, model string) (policy.Setting, policy.Controller, error) {
 		}
 	}
 	if tune.IsController(info.Setting) {
-		a, err := parseAgentAuto(info.Setting, info.WindowLength(), info.Model)
+		a, err := parseAgentController(info.Setting, info.WindowLength(), info.Model, "")
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: setting %q: %w", meta, info.Setting, err)
 		}
@@ -535,11 +543,14 @@ func agentView(dir string, c *agent.Comparison) *report.AgentRun {
 	return a
 }
 
-// parseAgentAuto parses a controller for the agent: auto, or one of the
-// policy package's (gswap, damos). A tier is refused (auto's slowdown SLO,
-// damos's psi goal): run.json does not record a tier for compare to repeat
-// it.
-func parseAgentAuto(spec string, window time.Duration, model string) (policy.Controller, error) {
+// parseAgentController parses a controller for the agent: senpai with its
+// tier (or the swapin_ns of a recorded setting), auto, or gswap or damos. A
+// tier is refused otherwise (auto's slowdown SLO, damos's psi goal):
+// run.json does not record a tier for compare to repeat it.
+func parseAgentController(spec string, window time.Duration, model, tierName string) (policy.Controller, error) {
+	if policy.IsSenpai(spec) {
+		return parseController(spec, window, tierName, model)
+	}
 	if !tune.IsAuto(spec) {
 		return parseController(spec, window, "", "")
 	}

@@ -190,9 +190,12 @@ func (e *env) runControllers(r trace.Reader, specs []string, ss []policy.Setting
 			return nil, nil, nil, err
 		}
 		out = append(out, report.Controller{Result: c.Result, Switches: len(c.Switches)})
-		if ar, ok := c.Run.(*tune.AutoRun); ok {
-			fmt.Fprintf(e.stderr, "mdk: auto:%s: %d retunes, %d switches\n", a.Params(), len(ar.Retunes), len(c.Switches))
-		} else {
+		switch run := c.Run.(type) {
+		case *tune.AutoRun:
+			fmt.Fprintf(e.stderr, "mdk: auto:%s: %d retunes, %d switches\n", a.Params(), len(run.Retunes), len(c.Switches))
+		case *policy.SenpaiRun:
+			fmt.Fprintf(e.stderr, "mdk: senpai:%s: %d probes, %d backoffs, %d switches\n", a.Params(), run.Probes, run.Backoffs, len(c.Switches))
+		default:
 			fmt.Fprintf(e.stderr, "mdk: %s:%s: %d switches\n", a.Policy(), a.Params(), len(c.Switches))
 		}
 		if !x.IsTier() {

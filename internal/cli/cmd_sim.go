@@ -166,8 +166,9 @@ func parseAuto(spec string, window time.Duration, tierName, model string) (*tune
 }
 
 // parseController parses any controller spec (auto, or one of the policy
-// package's: gswap, damos) for a trace with the given window, with its
-// tier and L-OPP model.
+// package's: gswap, damos, senpai) for a trace with the given window, with
+// its tier (senpai's pressure and damos's psi goal are modelled on it) and
+// L-OPP model.
 func parseController(spec string, window time.Duration, tierName, model string) (policy.Controller, error) {
 	if tune.IsAuto(spec) {
 		return parseAuto(spec, window, tierName, model)
