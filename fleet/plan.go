@@ -60,13 +60,13 @@ type Plan struct {
 	// Settings.
 	Names  []string
 	Groups map[string][]int
-	// Controllers are the controller specs (auto:..., gswap, damos) among the policies,
+	// Controllers are the controller specs (auto:..., gswap, damos, senpai) among the policies,
 	// in spec order: each job runs each of them over its whole trace
 	// (sim.RunControlled), after the settings in its curve.
 	Controllers []policy.Controller
 }
 
-// compileController parses a controller spec (auto, gswap, damos:
+// compileController parses a controller spec (auto, gswap, damos, senpai:
 // tune.ParseController), a tier SLO or goal costed on the plan's tier.
 func (p *Plan) compileController(spec string) (policy.Controller, error) {
 	c := p.Config
