@@ -31,7 +31,9 @@ func BenchmarkAgentWindow(b *testing.B) {
 		pages int
 		spec  string
 		dry   bool
-	}{{65_536, "age:A=2", false}, {262_144, "age:A=2", false}, {262_144, "paw:P=2,wait=1", false}, {262_144, "age:A=2", true}} {
+	}{{65_536, "age:A=2", false}, {262_144, "age:A=2", false}, {262_144, "paw:P=2,wait=1", false}, {262_144, "age:A=2", true},
+		// A capacity ranks all the targets' pages every window (docs/bench.md).
+		{262_144, "lru:C=50%", false}, {262_144, "lru:C=50%", true}} {
 		pages, spec := bc.pages, bc.spec
 		name := fmt.Sprintf("pages=%d/%s", pages, spec)
 		if bc.dry {

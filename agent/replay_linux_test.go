@@ -4,7 +4,6 @@ package agent
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -422,46 +421,5 @@ func checkReplayControlled(t *testing.T, tr *trace.Trace, path, dir string, a po
 	if len(want.Switches) == 0 {
 		t.Fatal("the controller never switches on the workload: the test exercises nothing")
 	}
-	run := filepath.Join(dir, a.Policy())
-	ctl := NewControlled(a)
-	opt := DefaultOptions
-	opt.Setting, opt.Controller, opt.Window, opt.Dir = ctl.Setting(), ctl, tr.Header.Window, run
-	opt.PSIThreshold = 0 // other tests on this machine may press its memory
-	sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Windows != len(tr.Windows) {
-		t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
-	}
-	c, err := CompareControlled(run, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkExact(t, c, run)
-	f, err := os.Open(filepath.Join(run, MeasuredFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := recs[0]
-	if head[len(head)-2] != "setting" || head[len(head)-1] != "switch" {
-		t.Fatalf("measured.csv ends with %v, want setting, switch", head[len(head)-2:])
-	}
-	switches := 0
-	for w, rec := range recs[1:] {
-		if got := rec[len(rec)-2]; got != want.Settings[w] {
-			t.Errorf("window %d: setting %s, the simulator's %s", w, got, want.Settings[w])
-		}
-		if rec[len(rec)-1] == "1" {
-			switches++
-		}
-	}
-	if switches != len(want.Switches) || len(ctl.Switches) != len(want.Switches) {
-		t.Errorf("%d switches in measured.csv, %d in the run, the simulator %d", switches, len(ctl.Switches), len(want.Switches))
-	}
+	checkControlledReplay(t, tr, path, filepath.Join(dir, a.Policy()), a, want)
 }

@@ -2,7 +2,7 @@ package policy
 
 import (
 	"cmp"
-	"slices"
+	"math"
 	"strconv"
 	"time"
 )
@@ -87,15 +87,81 @@ func cmpRecency(a, b *PageState) int {
 	return cmp.Compare(a.Page, b.Page)
 }
 
-// RankLRU sorts candidates most recent first ([MoreRecent]) and returns
-// those past the first keep: the pages a capacity of keep reclaims.
+// RankLRU returns the candidates a capacity of keep reclaims: all but the
+// keep most recent by [MoreRecent], in no particular order (nil when keep
+// >= the number of candidates). cands is not modified. It selects on
+// compact keys (16 bytes a page) rather than sorting: O(n) expected for n
+// candidates (quickselect).
 func RankLRU(cands []PageState, keep int64) []PageState {
 	if keep >= int64(len(cands)) {
 		return nil
 	}
-	slices.SortFunc(cands, func(a, b PageState) int { return cmpRecency(&a, &b) })
-	return cands[max(keep, 0):]
+	keep = max(keep, 0)
+	keys := make([]rankKey, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		prior := uint64(min(max(c.Prior, 0), math.MaxUint32))
+		keys[i] = rankKey{hi: uint64(math.MaxInt32-int64(c.LastTouch))<<32 | prior, page: c.Page, i: int32(i)}
+	}
+	selectKeys(keys, int(keep))
+	out := make([]PageState, 0, len(cands)-int(keep))
+	for _, k := range keys[keep:] {
+		out = append(out, cands[k.i])
+	}
+	return out
 }
+
+// selectKeys reorders keys so that keys[:k] are the k smallest (most
+// recent), in some order: quickselect with a median-of-three pivot.
+func selectKeys(keys []rankKey, k int) {
+	lo, hi := 0, len(keys)-1
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if keys[m].less(keys[lo]) {
+			keys[m], keys[lo] = keys[lo], keys[m]
+		}
+		if keys[hi].less(keys[lo]) {
+			keys[hi], keys[lo] = keys[lo], keys[hi]
+		}
+		if keys[hi].less(keys[m]) {
+			keys[hi], keys[m] = keys[m], keys[hi]
+		}
+		pivot := keys[m]
+		i, j := lo, hi
+		for i <= j {
+			for keys[i].less(pivot) {
+				i++
+			}
+			for pivot.less(keys[j]) {
+				j--
+			}
+			if i <= j {
+				keys[i], keys[j] = keys[j], keys[i]
+				i++
+				j--
+			}
+		}
+		// keys[lo..j] <= pivot <= keys[i..hi], keys[j+1..i-1] == pivot.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// rankKey orders pages most recent first: hi holds the last touch
+// (inverted) and the prior reuse distance, then the page ID breaks ties.
+type rankKey struct {
+	hi   uint64
+	page uint32
+	i    int32
+}
+
+func (a rankKey) less(b rankKey) bool { return a.hi < b.hi || a.hi == b.hi && a.page < b.page }
 
 // lruGrid is lru's default grid: C from 0% to 100% of the peak by 2.5%
 // (41 settings, the most aggressive first; 100% never reclaims).

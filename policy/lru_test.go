@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,15 +74,51 @@ func TestRankLRU(t *testing.T) {
 		{Page: 0, LastTouch: 3, Prior: Inf},
 		{Page: 9, LastTouch: 3, Prior: 1},
 	}
-	out := RankLRU(ps, 2)
-	var got []uint32
-	for _, p := range ps {
-		got = append(got, p.Page)
+	for keep, want := range []string{"[2 9 1 0 5]", "[9 1 0 5]", "[1 0 5]", "[0 5]", "[5]"} {
+		out := RankLRU(ps, int64(keep))
+		slices.SortFunc(out, func(a, b PageState) int { return cmpRecency(&a, &b) })
+		var got []uint32
+		for _, p := range out {
+			got = append(got, p.Page)
+		}
+		if fmt.Sprint(got) != want || ps[0].Page != 5 {
+			t.Errorf("keep %d: reclaimed %v, want %s", keep, got, want)
+		}
 	}
-	if fmt.Sprint(got) != "[2 9 1 0 5]" || len(out) != 3 || out[0].Page != 1 {
-		t.Errorf("order %v, reclaimed %v", got, out)
+	for i := range ps[:len(ps)-1] {
+		if MoreRecent(&ps[i], &ps[i+1]) == MoreRecent(&ps[i+1], &ps[i]) {
+			t.Errorf("MoreRecent is not a strict order on %v, %v", ps[i], ps[i+1])
+		}
 	}
 	if RankLRU(ps, 5) != nil || len(RankLRU(ps, -1)) != 5 {
 		t.Error("keep >= n reclaims none; keep < 0 all")
+	}
+}
+
+// TestRankLRUEqualsSort: the selection reclaims exactly the pages past the
+// first keep of a full sort, on random states with many ties.
+func TestRankLRUEqualsSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := range 2000 {
+		ps := make([]PageState, rng.IntN(40))
+		for i := range ps {
+			prior := 1 + rng.IntN(4)
+			if prior == 4 {
+				prior = Inf
+			}
+			ps[i] = PageState{Page: uint32(rng.IntN(1000)), LastTouch: rng.IntN(4), Prior: prior}
+		}
+		keep := int64(rng.IntN(len(ps) + 2))
+		sorted := slices.Clone(ps)
+		slices.SortFunc(sorted, func(a, b PageState) int { return cmpRecency(&a, &b) })
+		var want []PageState
+		if keep < int64(len(ps)) {
+			want = sorted[keep:]
+		}
+		got := RankLRU(ps, keep)
+		slices.SortFunc(got, func(a, b PageState) int { return cmpRecency(&a, &b) })
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("case %d, keep %d of %v: got %v, want %v", n, keep, ps, got, want)
+		}
 	}
 }

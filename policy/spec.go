@@ -381,15 +381,9 @@ func parseElem(key *Key, elem string, window time.Duration, limit int) ([]Value,
 	default:
 		inc = 1
 	}
-	if end < start {
-		return nil, fmt.Errorf("bad range %q: end is less than start", elem)
-	}
-	if inc <= 0 {
-		return nil, fmt.Errorf("bad range %q: step must be positive", elem)
-	}
-	n := (end-start)/inc + 1
-	if n > int64(limit) {
-		return nil, fmt.Errorf("bad range %q: %d values, more than the grid limit of %d", elem, n, MaxGrid)
+	n, err := rangeLen(elem, start, end, inc, limit)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Value, 0, n)
 	for x := start; x <= end; x += inc {
@@ -400,6 +394,22 @@ func parseElem(key *Key, elem string, window time.Duration, limit int) ([]Value,
 		}
 	}
 	return out, nil
+}
+
+// rangeLen checks a range start..end/inc and returns its number of values,
+// at most limit.
+func rangeLen(elem string, start, end, inc int64, limit int) (int64, error) {
+	if end < start {
+		return 0, fmt.Errorf("bad range %q: end is less than start", elem)
+	}
+	if inc <= 0 {
+		return 0, fmt.Errorf("bad range %q: step must be positive", elem)
+	}
+	n := (end-start)/inc + 1
+	if n > int64(limit) {
+		return 0, fmt.Errorf("bad range %q: %d values, more than the grid limit of %d", elem, n, MaxGrid)
+	}
+	return n, nil
 }
 
 func parseRangeBound(key *Key, s string, window time.Duration) (int64, error) {
@@ -638,15 +648,9 @@ func parsePagesRange(key *Key, elem, lo, rest string, limit int) ([]Value, error
 		return v.Pages
 	}
 	start, end, inc := at(b[0]), at(b[1]), at(b[2])
-	if end < start {
-		return nil, fmt.Errorf("bad range %q: end is less than start", elem)
-	}
-	if inc <= 0 {
-		return nil, fmt.Errorf("bad range %q: step must be positive", elem)
-	}
-	n := (end-start)/inc + 1
-	if n > int64(limit) {
-		return nil, fmt.Errorf("bad range %q: %d values, more than the grid limit of %d", elem, n, MaxGrid)
+	n, err := rangeLen(elem, start, end, inc, limit)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Value, 0, n)
 	for x := start; x <= end; x += inc {
