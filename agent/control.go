@@ -55,6 +55,9 @@ func (c *Controlled) Decider(k int, win *trace.Window, row *Row) (policy.Decider
 		c.Switches = append(c.Switches, policy.Switch{Window: k, From: from, To: to})
 	}
 	c.cur = next
+	if _, ok := next.(policy.Capacity); ok {
+		return next.NewDecider(nil), nil // a capacity: decide ranks (decide.go)
+	}
 	return due{next}, nil
 }
 

@@ -106,7 +106,11 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 // controller names; docs/policies.md "lru"), as the simulator does: of the
 // alive pages the agent has not put out that outlive window k (not in its
 // frees), the limit's most recent by policy.MoreRecent stay, and the others
-// are decided, in dense-ID order.
+// are decided, in dense-ID order. A page decided stays decided until its
+// next touch even if the kernel refused it or a guard kept it (it is then
+// no candidate), so that the decisions are the simulator's whatever the
+// kernel did: the ranking never counts a page the model reclaimed, and a
+// refusal's effect is the refused gap's alone, as for other policies.
 func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
 	freed := make(map[uint32]bool, len(win.Freed))
 	for _, id := range win.Freed {
@@ -115,7 +119,7 @@ func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
 	var cands []policy.PageState
 	for id := range a.pages {
 		p := &a.pages[id]
-		if !p.Alive || p.out || a.tgts[a.tgt[id]].gone || freed[uint32(id)] {
+		if !p.Alive || p.out || p.ranked || a.tgts[a.tgt[id]].gone || freed[uint32(id)] {
 			continue
 		}
 		cands = append(cands, policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior})
@@ -123,6 +127,7 @@ func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
 	var decided []uint32
 	for _, st := range policy.RankLRU(cands, c.Limit(a.peak)) {
 		decided = append(decided, st.Page)
+		a.pages[st.Page].ranked = true
 	}
 	slices.Sort(decided)
 	return decided

@@ -16,6 +16,10 @@ type page struct {
 	out      bool // the agent put it out and pagemap confirmed it
 	kout     bool // out, not by the agent (kernel reclaim)
 	accessed bool // accessed in the current window
+	// ranked: a capacity decided the page out in its current gap (the
+	// simulator's absent page), whatever the kernel then did with it; it
+	// is no candidate of a capacity again until its next touch (decide.go).
+	ranked bool
 }
 
 // model is the observed trace as the agent follows it: its pages, where
@@ -49,11 +53,12 @@ func (m *model) track(k int, win *trace.Window, where func(uint32) (int, uint64)
 	}
 	for _, id := range win.Accessed {
 		p := &m.pages[id]
-		p.accessed = true
+		p.accessed, p.ranked = true, false
 		p.Touch(k)
 	}
 	for _, id := range win.Born {
 		if p := &m.pages[id]; !p.Alive {
+			p.ranked = false
 			p.Touch(k)
 		}
 	}
@@ -64,7 +69,7 @@ func (m *model) free(win *trace.Window) {
 	for _, id := range win.Freed {
 		if p := &m.pages[id]; p.Alive {
 			p.Free()
-			p.out, p.kout = false, false
+			p.out, p.kout, p.ranked = false, false, false
 		}
 	}
 }
