@@ -77,10 +77,11 @@ windows where it broke the SLO.
 --json prints the report with stable snake_case keys.
 
 A policy may also be a controller, -p 'auto:BASE,slo=STAT<=RATE,...', -p
-gswap[:...] or -p damos[:...] (docs/policies.md, "Controllers"): it runs over
-every whole trace, retuning as it goes on the windows seen so far, and is
-judged on the eval part like any setting, beside the best fixed setting of its
-grid (auto's; age's default grid for gswap and damos) chosen on train, the
+gswap[:...], -p damos[:...] or -p senpai[:...] with --tier (docs/policies.md,
+"Controllers"): it runs over every whole trace, retuning as it goes on the
+windows seen so far, and is judged on the eval part like any setting, beside
+the best fixed setting of its grid (auto's; age's default grid for gswap and
+damos; lru's for senpai) chosen on train, the
 best in hindsight (chosen on eval) and OPP, with its number of switches;
 --csv prints that comparison as CSV (docs/tune.md, "Controllers").`,
 		Example: `  mdk tune trace.mdkt --slo 'max_pr<=2%'
