@@ -394,13 +394,17 @@ type comparisonJSON struct {
 }
 
 func (c *Comparison) jsonObject() comparisonJSON {
-	stats := func(r *result.Result) map[string]float64 {
-		return map[string]float64{
-			"promotions": float64(r.TotalPromotions()), "saved": float64(r.Saved),
-			"max_pr": r.MaxPR(), "p99_pr": r.Percentile(99), "p98_pr": r.Percentile(98),
-			"mean_pr": r.MeanPR(), "savings": r.Savings(),
-		}
-	}
+	stats := resultStats
 	return comparisonJSON{c.Info.Setting, c.Info.Window, c.Info.Tracker, c.Info.Kernel, stats(c.Predicted), stats(c.Measured),
 		c.Total, c.Causes, c.MajFlt, c.PswpIn, c.PswpOut, c.RefaultAnon, c.Explain(), c.Windows}
+}
+
+// resultStats is a result's totals and PR statistics, as the JSON outputs
+// give them.
+func resultStats(r *result.Result) map[string]float64 {
+	return map[string]float64{
+		"promotions": float64(r.TotalPromotions()), "saved": float64(r.Saved),
+		"max_pr": r.MaxPR(), "p99_pr": r.Percentile(99), "p98_pr": r.Percentile(98),
+		"mean_pr": r.MeanPR(), "savings": r.Savings(),
+	}
 }

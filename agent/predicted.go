@@ -424,12 +424,7 @@ func (p *Predicted) WriteCSV(w io.Writer) error {
 
 // WriteJSON writes the three-way side-by-side as one JSON object.
 func (p *Predicted) WriteJSON(w io.Writer) error {
-	stats := func(r *result.Result) map[string]float64 {
-		return map[string]float64{
-			"promotions": float64(r.TotalPromotions()), "saved": float64(r.Saved),
-			"max_pr": r.MaxPR(), "p99_pr": r.Percentile(99), "mean_pr": r.MeanPR(), "savings": r.Savings(),
-		}
-	}
+	stats := resultStats
 	c := p.Cmp
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

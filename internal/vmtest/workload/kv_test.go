@@ -1,0 +1,122 @@
+package workload
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeMemcached serves set and get of memcached's text protocol on conn
+// and counts the gets of each key.
+func fakeMemcached(conn net.Conn, gets map[string]int) {
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	store := map[string][]byte{}
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return
+		}
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 5 && f[0] == "set":
+			var n int
+			fmt.Sscan(f[4], &n)
+			b := make([]byte, n+2)
+			if _, err := io.ReadFull(rd, b); err != nil {
+				return
+			}
+			store[f[1]] = b[:n]
+			conn.Write([]byte("STORED\r\n"))
+		case len(f) == 2 && f[0] == "get":
+			gets[f[1]]++
+			v, ok := store[f[1]]
+			if !ok {
+				conn.Write([]byte("END\r\n"))
+				continue
+			}
+			conn.Write([]byte(fmt.Sprintf("VALUE %s 0 %d\r\n%s\r\nEND\r\n", f[1], len(v), v)))
+		default:
+			conn.Write([]byte("ERROR\r\n"))
+		}
+	}
+}
+
+// TestKV fills a fake server and runs the load for 4 short windows with
+// the hot set moving at window 2: every get hits, every window has
+// operations and percentiles in order, and the most read keys before and
+// after the shift differ.
+func TestKV(t *testing.T) {
+	kv := KV{Keys: 200, ValueSize: 100, Skew: 1.3, SetFraction: 0.1, ShiftAt: 2, Seed: 7}
+	a, b := net.Pipe()
+	gets := map[string]int{}
+	done := make(chan struct{})
+	go func() { fakeMemcached(b, gets); close(done) }()
+	if err := kv.Fill(a); err != nil {
+		t.Fatal(err)
+	}
+	var wins []KVWindow
+	before := map[string]int{}
+	err := kv.Run(a, time.Now(), 50*time.Millisecond, 4, func(w KVWindow) {
+		wins = append(wins, w)
+		if w.Window == 1 {
+			for k, n := range gets {
+				before[k] = n
+			}
+		}
+	})
+	a.Close()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wins) != 4 {
+		t.Fatalf("%d windows", len(wins))
+	}
+	for _, w := range wins {
+		if w.Ops == 0 || w.Misses != 0 || w.P50 > w.P99 || w.P99 > w.Max {
+			t.Errorf("window %+v", w)
+		}
+		if !strings.HasPrefix(w.CSV(50*time.Millisecond), fmt.Sprint(w.Window, ",")) {
+			t.Errorf("csv %q", w.CSV(50*time.Millisecond))
+		}
+	}
+	top := func(m map[string]int) string {
+		best, n := "", -1
+		for k, c := range m {
+			if c > n || c == n && k < best {
+				best, n = k, c
+			}
+		}
+		return best
+	}
+	after := map[string]int{}
+	for k, n := range gets {
+		if d := n - before[k]; d > 0 {
+			after[k] = d
+		}
+	}
+	if top(before) == top(after) {
+		t.Errorf("the most read key is %s before and after the shift", top(before))
+	}
+	if len(before) == 0 || len(after) == 0 {
+		t.Fatal("no get before or after the shift")
+	}
+}
+
+// TestKVRejects: a load without keys or with a Zipf exponent of 1 or less
+// is an error, not a hang.
+func TestKVRejects(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	for _, kv := range []KV{{Keys: 0, ValueSize: 1, Skew: 1.2}, {Keys: 10, ValueSize: 1, Skew: 1}} {
+		if err := kv.Run(a, time.Now(), time.Millisecond, 1, func(KVWindow) {}); err == nil {
+			t.Errorf("%+v: no error", kv)
+		}
+	}
+}
