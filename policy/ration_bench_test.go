@@ -10,7 +10,7 @@ import (
 // BenchmarkRation measures a limit's ranking (damos's quota when it binds):
 // n due pages with random last touches over 240 windows, half of them
 // kept. The agent pays it once per window on the due pages
-// (docs/bench.md, "Rationing").
+// (docs/agent.md, "Controllers").
 //
 //	go test ./policy -run '^$' -bench Ration -benchtime 20x
 func BenchmarkRation(b *testing.B) {
