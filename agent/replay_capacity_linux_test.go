@@ -5,8 +5,10 @@ package agent
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,12 +81,43 @@ func TestReplaySenpaiEqualsSimulator(t *testing.T) {
 // tr (run directory run) and checks it against want, the simulator's run
 // on tr: checkExact in every window, and measured.csv's setting column and
 // switches equal to the simulator's.
+//
+// A controller is fed the window's measured outcome (agent.Controlled), so
+// a page the kernel refuses (or swaps back without an access) changes what
+// it sees from the next window on, and with it every later setting: the
+// simulator cannot know the kernel's refusals. So a run with refusals is
+// repeated (up to replayAttempts runs); the first run without any is held
+// to every window. If every run had some, the run whose first refusal came
+// latest is held to every window up to and including that one (the
+// refusal acts after that window's decisions), and the test says how many
+// windows that was.
 func checkControlledReplay(t *testing.T, tr *trace.Trace, path, run string, c policy.Controller, want *sim.Controlled) {
 	t.Helper()
-	window := tr.Header.Window
+	const replayAttempts = 3
+	best, bestRun := -1, ""
+	for a := 1; a <= replayAttempts; a++ {
+		dir := fmt.Sprintf("%s-%d", run, a)
+		ctl := replayControlled(t, tr, path, dir, c)
+		first := firstDisturbed(t, dir, len(tr.Windows))
+		if first < 0 {
+			checkControlledRun(t, dir, c, want, ctl, len(tr.Windows))
+			return
+		}
+		t.Logf("run %d: the kernel refused or returned a page in window %d; the controller's later inputs differ from the model's", a, first)
+		if first > best {
+			best, bestRun = first, dir
+		}
+	}
+	t.Logf("every run had refusals: %s held to windows 0..%d of %d", bestRun, best, len(tr.Windows))
+	checkControlledRun(t, bestRun, c, want, nil, best+1)
+}
+
+// replayControlled runs controller c on the replay workload of tr into run.
+func replayControlled(t *testing.T, tr *trace.Trace, path, run string, c policy.Controller) *Controlled {
+	t.Helper()
 	ctl := NewControlled(c)
 	opt := DefaultOptions
-	opt.Setting, opt.Controller, opt.Window, opt.Dir = ctl.Setting(), ctl, window, run
+	opt.Setting, opt.Controller, opt.Window, opt.Dir = ctl.Setting(), ctl, tr.Header.Window, run
 	opt.PSIThreshold = 0 // other tests on this machine may press its memory
 	sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
 	if err != nil {
@@ -93,11 +126,37 @@ func checkControlledReplay(t *testing.T, tr *trace.Trace, path, run string, c po
 	if sum.Windows != len(tr.Windows) {
 		t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
 	}
+	return ctl
+}
+
+// firstDisturbed returns the first window of run in which the kernel
+// refused a page or returned one without an access, or -1.
+func firstDisturbed(t *testing.T, run string, windows int) int {
+	t.Helper()
+	skips, err := readSkipped(filepath.Join(run, SkippedFile), windows, 1<<31)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := -1
+	for _, s := range skips {
+		if (s.cause == CauseBack || strings.HasPrefix(s.cause, "refused:")) && (first < 0 || s.window < first) {
+			first = s.window
+		}
+	}
+	return first
+}
+
+// checkControlledRun checks run's first n windows against want: checkExact,
+// and measured.csv's setting column; with ctl (all windows), the switches.
+func checkControlledRun(t *testing.T, run string, c policy.Controller, want *sim.Controlled, ctl *Controlled, n int) {
+	t.Helper()
 	cmp, err := CompareControlled(run, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkExact(t, cmp, run)
+	part := *cmp
+	part.Windows = cmp.Windows[:n]
+	checkExact(t, &part, run)
 	f, err := os.Open(filepath.Join(run, MeasuredFile))
 	if err != nil {
 		t.Fatal(err)
@@ -112,13 +171,16 @@ func checkControlledReplay(t *testing.T, tr *trace.Trace, path, run string, c po
 		t.Fatalf("measured.csv ends with %v, want setting, switch", head[len(head)-2:])
 	}
 	switches := 0
-	for w, rec := range recs[1:] {
+	for w, rec := range recs[1 : n+1] {
 		if got := rec[len(rec)-2]; got != want.Settings[w] {
 			t.Errorf("window %d: setting %s, the simulator's %s", w, got, want.Settings[w])
 		}
 		if rec[len(rec)-1] == "1" {
 			switches++
 		}
+	}
+	if ctl == nil {
+		return
 	}
 	if switches != len(want.Switches) || len(ctl.Switches) != len(want.Switches) {
 		t.Errorf("%d switches in measured.csv, %d in the run, the simulator %d", switches, len(ctl.Switches), len(want.Switches))
