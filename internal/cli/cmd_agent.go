@@ -394,7 +394,7 @@ EXIT STATUS
 				if err != nil {
 					return err
 				}
-				return writePredicted(e.stdout, p, format)
+				return writeFormat(e.stdout, p, format)
 			}
 			t, err := loadTier(tierName)
 			if err != nil {
@@ -491,14 +491,22 @@ func runSetting(dir, model string) (policy.Setting, policy.Controller, error) {
 	return ss[0], nil, nil
 }
 
-func writePredicted(w io.Writer, p *agent.Predicted, format string) error {
+// formatWriter is a result agent compare prints in each of its formats.
+type formatWriter interface {
+	WriteText(io.Writer) error
+	WriteCSV(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// writeFormat prints v in format: text, csv or json.
+func writeFormat(w io.Writer, v formatWriter, format string) error {
 	switch format {
 	case "text":
-		return p.WriteText(w)
+		return v.WriteText(w)
 	case "csv":
-		return p.WriteCSV(w)
+		return v.WriteCSV(w)
 	case "json":
-		return p.WriteJSON(w)
+		return v.WriteJSON(w)
 	}
 	return usagef("--format %q: expected text, csv or json", format)
 }
@@ -508,15 +516,7 @@ func writeComparison(w io.Writer, c *agent.Comparison, tc *agent.TierComparison,
 	if tc != nil && (format == "text" || format == "csv" || format == "json") {
 		return c.WriteTier(w, tc, format)
 	}
-	switch format {
-	case "text":
-		return c.WriteText(w)
-	case "csv":
-		return c.WriteCSV(w)
-	case "json":
-		return c.WriteJSON(w)
-	}
-	return usagef("--format %q: expected text, csv or json", format)
+	return writeFormat(w, c, format)
 }
 
 // agentView is the report's view of a comparison.
