@@ -139,8 +139,8 @@ func (r *GswapRun) Start() Online { return Nothing{} }
 // threshold, and returns age at the percentile of the best thresholds.
 func (r *GswapRun) EndWindow(w *trace.Window, o Outcome) (Online, error) {
 	g, k := r.g, w.Index
-	for len(r.life) < idsNeeded(w) {
-		r.life = append(r.life, gswapLife{})
+	if n := idsNeeded(w); len(r.life) < n {
+		r.life = append(r.life, make([]gswapLife, n-len(r.life))...)
 	}
 	r.lastCount = append(r.lastCount, 0)
 	// The promotion histogram: each access of an alive page, by its gap's
