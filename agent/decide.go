@@ -90,11 +90,11 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 		}
 	}
 	// A controller's limited setting (damos's quota): at most its limit,
-	// the idle longest first, as the simulator rations.
+	// the least recently used first, as the simulator rations.
 	if d, ok := dec.(due); ok {
 		if l, ok := d.s.(policy.Limited); ok {
 			if n, ok := l.Limit(resident); ok {
-				decided = policy.Ration(decided, func(id uint32) int { return a.pages[id].Last }, n)
+				decided = policy.Ration(decided, func(id uint32) (int, int) { return a.pages[id].Last, a.pages[id].Prior }, n)
 			}
 		}
 	}

@@ -63,9 +63,10 @@ func SpecOf(s Online) string {
 
 // Limited is an [Online] setting that reclaims at most a number of its due
 // pages at one scan point: a quota (DAMOS's, docs/policies.md "damos").
-// When more pages are due than the limit, the ones idle longest go first:
-// ascending last touch, ties to the lower dense page ID ([Ration]). The
-// simulator's controlled runs and the agent apply it alike.
+// When more pages are due than the limit, the least recently used go first,
+// in the one reclaim order of every limit and capacity ([MoreRecent]
+// reversed: [Ration]). The simulator's controlled runs and the agent apply
+// it alike.
 type Limited interface {
 	Online
 	// Limit returns the most pages reclaimed at this scan point, given
@@ -76,17 +77,21 @@ type Limited interface {
 
 // Ration returns the pages of due (dense IDs, reordered in place) that a
 // limit of n pages reclaims: every one if there are at most n, else the n
-// with the earliest last touch (last gives it), ties to the lower ID; the
-// result is a set, in no particular order. It costs O(len(due) + the
-// span of the last touches) and a sort of the one last touch the limit
-// cuts through.
-func Ration(due []uint32, last func(id uint32) int, n int64) []uint32 {
+// least recent by [MoreRecent], the order a capacity keeps by ([RankLRU]):
+// the earliest last touch first; on a tie, the earlier touch before it (the
+// larger prior reuse distance; a life's first touch, with none, first); on a
+// tie, the larger dense page ID. touch gives a page's last touch and prior
+// reuse distance ([PageState]'s LastTouch and Prior). The result is a set, in
+// no particular order. It costs O(len(due) + the span of the last touches)
+// and a sort of the pages of the one last touch the limit cuts through.
+func Ration(due []uint32, touch func(id uint32) (last, prior int), n int64) []uint32 {
 	if int64(len(due)) <= n {
 		return due
 	}
 	if n <= 0 {
 		return due[:0]
 	}
+	last := func(id uint32) int { l, _ := touch(id); return l }
 	lo, hi := last(due[0]), last(due[0])
 	for _, id := range due {
 		lo, hi = min(lo, last(id)), max(hi, last(id))
@@ -96,29 +101,32 @@ func Ration(due []uint32, last func(id uint32) int, n int64) []uint32 {
 		count[last(id)-lo]++
 	}
 	// cut: the last touch the limit cuts through; below it every page goes,
-	// at it the lowest IDs up to the limit.
+	// at it the least recent up to the limit.
 	cut, below := 0, int64(0)
 	for below+count[cut] <= n {
 		below += count[cut]
 		cut++
 	}
-	kept, tie := 0, []uint32(nil)
+	kept, tie := 0, []PageState(nil)
 	for _, id := range due {
-		switch l := last(id) - lo; {
-		case l < cut:
+		switch l, p := touch(id); {
+		case l-lo < cut:
 			due[kept] = id
 			kept++
-		case l == cut:
-			tie = append(tie, id)
+		case l-lo == cut:
+			tie = append(tie, PageState{Page: id, LastTouch: l, Prior: p})
 		}
 	}
-	slices.Sort(tie)
-	kept += copy(due[kept:], tie[:n-below])
+	slices.SortFunc(tie, func(a, b PageState) int { return cmpRecency(&b, &a) }) // least recent first
+	for _, st := range tie[:n-below] {
+		due[kept] = st.Page
+		kept++
+	}
 	return due[:kept]
 }
 
 // Quota is an online setting under a quota of Pages pages per scan point:
-// Base's due pages, at most Pages of them, the idle longest first
+// Base's due pages, at most Pages of them, the least recently used first
 // ([Limited]). It is what damos has in force; as a spec it reads
 // "age:A=4,quota=16" (it is not a policy of the spec language).
 type Quota struct {

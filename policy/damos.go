@@ -22,7 +22,7 @@ const (
 
 // Damos is DAMON's DAMOS pageout scheme as a [Controller]: pages idle for
 // at least MinAge windows are paged out, at most the effective quota per
-// window, the idle longest first; with a Goal the effective quota is tuned
+// window, the least recently used first ([Ration]); with a Goal the effective quota is tuned
 // at every window's end by the kernel's feedback loop (Linux 6.12
 // mm/damon/core.c, damos_set_effective_quota and
 // damon_feed_loop_next_input). The rule is in docs/policies.md ("damos").

@@ -25,7 +25,7 @@ func BenchmarkRation(b *testing.B) {
 			work := make([]uint32, n)
 			for b.Loop() {
 				copy(work, due)
-				Ration(work, func(id uint32) int { return last[id] }, int64(n/2))
+				Ration(work, func(id uint32) (int, int) { return last[id], 240 - last[id] }, int64(n/2))
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/page")
 		})
@@ -33,38 +33,45 @@ func BenchmarkRation(b *testing.B) {
 }
 
 // TestRation checks the order on a hand case: the earliest last touch
-// first, ties to the lower ID; a limit at or above the due pages keeps
-// them all; a limit of 0 or below keeps none. Then against a sort on
-// random cases.
+// first; on a tie the earlier touch before it (the larger prior, a first
+// touch's Inf largest); on a tie the larger ID; a limit at or above the due
+// pages keeps them all; a limit of 0 or below keeps none. Then, on random
+// cases with many ties, that a limit reclaims exactly the pages a capacity
+// of the rest keeps out (RankLRU): one order for both.
 func TestRation(t *testing.T) {
-	last := map[uint32]int{7: 3, 2: 1, 5: 1, 9: 0, 4: 3}
-	get := func(id uint32) int { return last[id] }
+	type tp struct{ last, prior int }
+	touch := map[uint32]tp{7: {3, 1}, 2: {1, 4}, 5: {1, Inf}, 9: {0, 2}, 4: {3, 1}, 6: {1, 4}}
+	get := func(id uint32) (int, int) { return touch[id].last, touch[id].prior }
 	set := func(ids []uint32) []uint32 { return slices.Sorted(slices.Values(ids)) }
-	for n, want := range map[int64][]uint32{3: {2, 5, 9}, 4: {2, 4, 5, 9}, 2: {2, 9}, 1: {9}, 5: {2, 4, 5, 7, 9}, 9: {2, 4, 5, 7, 9}, 0: nil, -1: nil} {
-		if got := set(Ration([]uint32{7, 2, 5, 9, 4}, get, n)); !slices.Equal(got, want) {
+	// Least recent first: 9 (last 0), 5 (last 1, first touch), 6 and 2
+	// (last 1, prior 4: the larger ID first), 7 (last 3, prior 1: larger ID), 4.
+	for n, want := range map[int64][]uint32{1: {9}, 2: {5, 9}, 3: {5, 6, 9}, 4: {2, 5, 6, 9}, 5: {2, 5, 6, 7, 9}, 6: {2, 4, 5, 6, 7, 9}, 9: {2, 4, 5, 6, 7, 9}, 0: nil, -1: nil} {
+		if got := set(Ration([]uint32{7, 2, 5, 9, 4, 6}, get, n)); !slices.Equal(got, want) {
 			t.Errorf("limit %d: %v, want %v", n, got, want)
 		}
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 2000 {
 		d := 1 + rng.IntN(40)
-		lt := make([]int, 64)
+		lt, pr := make([]int, 64), make([]int, 64)
 		var due []uint32
+		var states []PageState
 		for _, id := range rng.Perm(64)[:d] {
-			lt[id] = rng.IntN(1 + rng.IntN(10))
+			lt[id], pr[id] = rng.IntN(1+rng.IntN(10)), 1+rng.IntN(3)
+			if rng.IntN(4) == 0 {
+				pr[id] = Inf
+			}
 			due = append(due, uint32(id))
+			states = append(states, PageState{Page: uint32(id), LastTouch: lt[id], Prior: pr[id]})
 		}
 		n := int64(rng.IntN(d + 2))
-		want := slices.Clone(due)
-		slices.SortFunc(want, func(a, b uint32) int {
-			if lt[a] != lt[b] {
-				return lt[a] - lt[b]
-			}
-			return int(a) - int(b)
-		})
-		want = set(want[:min(n, int64(d))])
-		if got := set(Ration(due, func(id uint32) int { return lt[id] }, n)); !slices.Equal(got, want) {
-			t.Fatalf("limit %d: %v, want %v", n, got, want)
+		var want []uint32
+		for _, st := range RankLRU(states, int64(d)-n) {
+			want = append(want, st.Page)
+		}
+		want = set(want)
+		if got := set(Ration(due, func(id uint32) (int, int) { return lt[id], pr[id] }, n)); !slices.Equal(got, want) {
+			t.Fatalf("limit %d of %v: %v, want %v", n, states, got, want)
 		}
 	}
 }

@@ -31,8 +31,8 @@ type Controlled struct {
 // that window's outcome and names the setting in force from then on; then
 // every resident alive page whose gap is due under that setting
 // (k - last touch >= the setting's delay for it, [policy.Online]) is
-// reclaimed (under a [policy.Limited] setting at most its limit, the idle
-// longest first: [policy.Ration]), or, under a capacity limit
+// reclaimed (under a [policy.Limited] setting at most its limit, the least
+// recently used first: [policy.Ration]), or, under a capacity limit
 // ([policy.Capacity]: the setting a senpai controller names), every
 // resident page past the limit; then k's frees apply. A reclaimed page stays absent until its
 // next access, whatever the controller does later.
@@ -103,7 +103,7 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 		cur = next
 		out.Settings[k] = policy.SpecOf(cur)
 		// 5. Decisions: every resident page whose gap is due; under a
-		//    limit, at most that many, the idle longest first; under a
+		//    limit, at most that many, the least recently used first; under a
 		//    capacity limit, the resident pages past the limit.
 		sc.start(ev.Freed, pages)
 		if c, ok := cur.(policy.Capacity); ok {
@@ -125,7 +125,7 @@ func RunControlled(ctx context.Context, t *trace.Trace, c policy.Controller) (*C
 			}
 			if l, ok := cur.(policy.Limited); ok {
 				if n, ok := l.Limit(nres); ok {
-					due = policy.Ration(due, func(id uint32) int { return pages[id].Last }, n)
+					due = policy.Ration(due, func(id uint32) (int, int) { return pages[id].Last, pages[id].Prior }, n)
 				}
 			}
 			for _, id := range due {

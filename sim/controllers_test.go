@@ -25,6 +25,7 @@ import (
 type naivePage struct {
 	alive, resident bool
 	last            int
+	before          int // the touch before last in the life, -1 if none
 }
 
 // naiveControlled runs a trace window by window with maps and full scans,
@@ -54,17 +55,19 @@ func naiveControlled(t *trace.Trace, decide func(k int, idle []int, o policy.Out
 		for _, id := range w.Accessed {
 			accessed[id] = true
 			p := get(id)
+			p.before = -1
 			if p.alive {
 				idle = append(idle, k-p.last-1)
 				if !p.resident {
 					r.Promotions[k]++
 				}
+				p.before = p.last
 			}
 			p.alive, p.resident, p.last = true, true, k
 		}
 		for _, id := range w.Born {
 			if p := get(id); !accessed[id] && !p.alive {
-				p.alive, p.resident, p.last = true, true, k
+				p.alive, p.resident, p.last, p.before = true, true, k, -1
 			}
 		}
 		for _, p := range pages {
@@ -211,8 +214,9 @@ func feedNaive(last, score uint64) uint64 {
 // end the effective quota in bytes (the size quota per window; with a goal
 // the feedback loop's esz_bp / 10,000, started from max(0, 10,000) and fed
 // the window's score, capped by the size quota), then the resident pages
-// idle at least min_age, the earliest last touch first, ties to the lower
-// ID, at most quota / page size of them.
+// idle at least min_age, the least recently used first (the earliest last
+// touch; the earlier touch before it, none first; the larger ID), at most
+// quota / page size of them.
 func naiveDamos(t *trace.Trace, minAge int, quotaBytesPerWindow uint64, goalPPM int64) (*result.Result, []string) {
 	var eszBP uint64
 	ps := uint64(t.Header.PageSize)
@@ -240,7 +244,16 @@ func naiveDamos(t *trace.Trace, minAge int, quotaBytesPerWindow uint64, goalPPM 
 			return due, policy.SpecOf(policy.AGE{A: minAge})
 		}
 		n := esz / ps
-		sort.SliceStable(due, func(i, j int) bool { return pages[due[i]].last < pages[due[j]].last })
+		sort.Slice(due, func(i, j int) bool {
+			a, b := pages[due[i]], pages[due[j]]
+			if a.last != b.last {
+				return a.last < b.last
+			}
+			if a.before != b.before {
+				return a.before < b.before
+			}
+			return due[i] > due[j]
+		})
 		if uint64(len(due)) > n {
 			due = due[:n]
 		}
