@@ -14,47 +14,33 @@ func newGrid(n1, n2 int) *grid { return &grid{n1: n1, n2: n2, a: newAcc((n1 + 1)
 
 func (g *grid) cell(i, j int) int { return i*(g.n2+1) + j }
 
-// cumulate turns a cell array into sums over a quadrant: value(a, b) =
-// Σ cells (i, j) with j > b and i > a (iSuffix) or i <= a (!iSuffix), for
-// a < n1, b < n2, indexed by cell(a, b).
-func (g *grid) cumulate(x []int64, iSuffix bool) []int64 {
-	out := make([]int64, len(x))
-	// First along j: col[i][b] = Σ_{j > b} x[i][j].
-	col := make([]int64, len(x))
+// cumulate turns a cell array, in place, into sums over a quadrant:
+// value(a, b) = Σ cells (i, j) with j > b and i > a (iSuffix) or i <= a
+// (!iSuffix), for a < n1, b < n2, at cell(a, b); the cells with a = n1 or
+// b = n2 become 0.
+func (g *grid) cumulate(x []int64, iSuffix bool) {
+	// First along j: x[i][b] = Σ_{j > b} x[i][j].
 	for i := 0; i <= g.n1; i++ {
-		var s int64
-		for b := g.n2 - 1; b >= 0; b-- {
-			s += x[g.cell(i, b+1)]
-			col[g.cell(i, b)] = s
-		}
+		suffix(x[g.cell(i, 0) : g.cell(i, g.n2)+1])
 	}
 	// Then along i.
 	for b := 0; b < g.n2; b++ {
 		var s int64
 		if iSuffix {
+			next := x[g.cell(g.n1, b)]
 			for a := g.n1 - 1; a >= 0; a-- {
-				s += col[g.cell(a+1, b)]
-				out[g.cell(a, b)] = s
+				s += next
+				next = x[g.cell(a, b)]
+				x[g.cell(a, b)] = s
 			}
 		} else {
 			for a := 0; a < g.n1; a++ {
-				s += col[g.cell(a, b)]
-				out[g.cell(a, b)] = s
+				s += x[g.cell(a, b)]
+				x[g.cell(a, b)] = s
 			}
 		}
+		x[g.cell(g.n1, b)] = 0
 	}
-	return out
-}
-
-// suffix1 returns, for a 1-D array x of length n+1, s[a] = Σ_{i > a} x[i].
-func suffix1(x []int64, n int) []int64 {
-	s := make([]int64, n)
-	var t int64
-	for a := n - 1; a >= 0; a-- {
-		t += x[a+1]
-		s[a] = t
-	}
-	return s
 }
 
 // paw: gap (d, g) is reclaimed by (P, wait) iff d > P and g >= wait, saving
@@ -92,20 +78,20 @@ func (e *paw) group(end int, closed bool, es []histEntry) {
 	}
 }
 func (e *paw) newWindow(w int)      { e.g.a.newWindow(w) }
+func (e *paw) reserve(windows int)  { e.g.a.reserve(windows) }
 func (e *paw) endWindow(int, int64) {}
 
 func (e *paw) finish(W int) ([]int64, [][]int64, [][]int64) {
-	cum := func(row []int64) []int64 { return e.g.cumulate(row, true) }
-	prom, plus, minus, cnt, sum := e.g.a.mapped(W, cum)
+	g := e.g.a.mapped(W, func(row []int64) { e.g.cumulate(row, true) })
 	saved := make([]int64, len(e.ps))
-	out := make([][]int64, len(e.ps))
-	perWin := make([][]int64, len(e.ps))
+	cols, shifts := make([]int, len(e.ps)), make([]int, len(e.ps))
 	for i, p := range e.ps {
 		c := e.g.cell(e.pa.index(p.P), e.wa.index(p.Wait))
-		saved[i] = sum[c] - int64(p.Wait)*cnt[c]
-		out[i] = column(prom, c)
-		perWin[i] = savedWindows(W, plus, minus, c, p.Wait)
+		saved[i] = g.sum[c] - int64(p.Wait)*g.cnt[c]
+		cols[i], shifts[i] = c, p.Wait
 	}
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
+	g.perWindow(W, cols, shifts, out, perWin)
 	return saved, out, perWin
 }
 
@@ -152,32 +138,28 @@ func (e *pace) group(end int, closed bool, es []histEntry) {
 	}
 }
 func (e *pace) endWindow(int, int64) {}
+func (e *pace) reserve(windows int) {
+	e.g.a.reserve(windows)
+	e.at.reserve(windows)
+}
 func (e *pace) newWindow(w int) {
 	e.g.a.newWindow(w)
 	e.at.newWindow(w)
 }
 
 func (e *pace) finish(W int) ([]int64, [][]int64, [][]int64) {
-	nP := len(e.pa.vals)
-	suf := func(row []int64) []int64 { return suffix1(row, nP) }
-	prom1, plus1, minus1, _, sum1 := e.at.mapped(W, suf)
-	cum := func(row []int64) []int64 { return e.g.cumulate(row, false) }
-	prom2, plus2, minus2, cnt2, sum2 := e.g.a.mapped(W, cum)
+	at := e.at.mapped(W, suffix)
+	g := e.g.a.mapped(W, func(row []int64) { e.g.cumulate(row, false) })
 	saved := make([]int64, len(e.ps))
-	out := make([][]int64, len(e.ps))
-	perWin := make([][]int64, len(e.ps))
+	ais, cols, shifts := make([]int, len(e.ps)), make([]int, len(e.ps)), make([]int, len(e.ps))
 	for i, p := range e.ps {
 		ai, b := e.pa.index(p.P), e.aa.index(p.A)
 		c := e.g.cell(ai, b)
-		saved[i] = sum1[ai] + sum2[c] - int64(p.A)*cnt2[c]
-		out[i] = make([]int64, W)
-		for w := range out[i] {
-			out[i][w] = prom1[w][ai] + prom2[w][c]
-		}
-		perWin[i] = savedWindows(W, plus1, minus1, ai, 0)
-		for w, v := range savedWindows(W, plus2, minus2, c, p.A) {
-			perWin[i][w] += v
-		}
+		saved[i] = at.sum[ai] + g.sum[c] - int64(p.A)*g.cnt[c]
+		ais[i], cols[i], shifts[i] = ai, c, p.A
 	}
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
+	at.perWindow(W, ais, nil, out, perWin)
+	g.perWindow(W, cols, shifts, out, perWin)
 	return saved, out, perWin
 }

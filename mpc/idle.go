@@ -41,6 +41,7 @@ func (e *idle) needsGaps() bool              { return true }
 func (e *idle) needsFeatures() bool          { return true }
 func (e *idle) group(int, bool, []histEntry) {}
 func (e *idle) newWindow(w int)              { e.a.newWindow(w) }
+func (e *idle) reserve(windows int)          { e.a.reserve(windows) }
 func (e *idle) endWindow(int, int64)         {}
 
 func (e *idle) score(f *policy.Features, age int) float64 {
@@ -87,16 +88,14 @@ func (e *idle) gaps(gs []packedGap, fs []policy.Features, _ []int32) {
 }
 
 func (e *idle) finish(W int) ([]int64, [][]int64, [][]int64) {
-	n := len(e.axis.vals)
-	proms, plus, minus, _, sum := e.a.mapped(W, func(row []int64) []int64 { return suffix1(row, n) })
+	s := e.a.mapped(W, suffix)
 	saved := make([]int64, len(e.ps))
-	out := make([][]int64, len(e.ps))
-	perWin := make([][]int64, len(e.ps))
+	cols := make([]int, len(e.ps))
 	for i, p := range e.ps {
-		a := e.axis.index(p.Theta)
-		saved[i] = sum[a]
-		out[i] = column(proms, a)
-		perWin[i] = savedWindows(W, plus, minus, a, 0)
+		cols[i] = e.axis.index(p.Theta)
+		saved[i] = s.sum[cols[i]]
 	}
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
+	s.perWindow(W, cols, nil, out, perWin)
 	return saved, out, perWin
 }

@@ -66,7 +66,8 @@ type engine interface {
 	endWindow(w int, accessed int64)
 	// finish returns each setting's saved page-windows, per-window
 	// promotions and per-window saved pages, in the order of the settings
-	// given to the engine.
+	// given to the engine. The slices are the caller's (results scales
+	// them in place).
 	finish(windows int) (saved []int64, promotions, savedPerWindow [][]int64)
 	needsFeatures() bool
 }
@@ -290,6 +291,26 @@ func (s *stream) drain(closedEnd, openEnd int) {
 	}
 }
 
+// reserver is an engine whose per-window tables can be sized for a pass
+// of a known number of windows at once, instead of growing window by
+// window (and copying as they grow).
+type reserver interface{ reserve(windows int) }
+
+// reserve sizes the engines' tables for windows windows, the header's
+// count, if the room check has admitted them (it knew the memory
+// available): a header that claims more windows than its trace has costs
+// address space, not memory, as the rows past the last are never touched.
+func (s *stream) reserve(windows int, room room) {
+	if windows <= 0 || !room.known {
+		return
+	}
+	for _, e := range s.engines {
+		if r, ok := e.(reserver); ok {
+			r.reserve(windows)
+		}
+	}
+}
+
 func (s *stream) stop() {
 	if !s.stopped {
 		s.stopped = true
@@ -322,6 +343,9 @@ func pass(ctx context.Context, read func() ([]*trace.Window, error), streams []*
 			err = room.check(ws[0].Index + 1024)
 		}
 		return ws, err
+	}
+	for _, s := range streams {
+		s.reserve(total, room)
 	}
 	ws, err := next()
 	for ws != nil && err == nil {
@@ -363,12 +387,12 @@ func (s *stream) results(settings []policy.Setting, pageSize, scale int64) []*re
 			out[i] = &result.Result{
 				Policy:         settings[i].Policy(),
 				Params:         settings[i].Params(),
-				Promotions:     scaled(proms[k], n),
+				Promotions:     scaleInPlace(proms[k], n),
 				Accessed:       accessed,
 				Saved:          saved[k] * n,
 				Alive:          L,
 				PageSize:       pageSize,
-				SavedPerWindow: scaled(perWin[k], n),
+				SavedPerWindow: scaleInPlace(perWin[k], n),
 				AlivePerWindow: alive,
 			}
 		}
@@ -386,6 +410,16 @@ func scaled(v []int64, n int64) []int64 {
 		out[i] = x * n
 	}
 	return out
+}
+
+// scaleInPlace multiplies v by n and returns it.
+func scaleInPlace(v []int64, n int64) []int64 {
+	if n != 1 {
+		for i := range v {
+			v[i] *= n
+		}
+	}
+	return v
 }
 
 // plan groups settings into engines; slots[e] lists the indexes in settings

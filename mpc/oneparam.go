@@ -81,6 +81,7 @@ func (e *oneParam) group(end int, closed bool, es []histEntry) {
 	}
 }
 func (e *oneParam) newWindow(w int)      { e.a.newWindow(w) }
+func (e *oneParam) reserve(windows int)  { e.a.reserve(windows) }
 func (e *oneParam) endWindow(int, int64) {}
 
 func (e *oneParam) gaps(gs []packedGap, fs []policy.Features, _ []int32) {
@@ -106,24 +107,22 @@ func (e *oneParam) gaps(gs []packedGap, fs []policy.Features, _ []int32) {
 func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
 	// Suffix sums: the setting at axis index s reclaims the gaps added at
 	// k > s.
-	suffix := func(row []int64) []int64 { return suffix1(row, e.n) }
-	proms, plus, minus, cnt, sum := e.a.mapped(W, suffix)
+	s := e.a.mapped(W, suffix)
 	saved := make([]int64, len(e.ps))
-	out := make([][]int64, len(e.ps))
-	perWin := make([][]int64, len(e.ps))
+	cols, shifts := make([]int, len(e.ps)), make([]int, len(e.ps))
 	for i, p := range e.ps {
 		a := e.axis.index(p.Param())
-		saved[i] = sum[a]
-		shift := 0
+		saved[i] = s.sum[a]
 		if e.delay {
 			// x = inf (age:A=inf) reclaims nothing: cnt[a] is 0.
 			x := countOf(p.Param())
-			saved[i] -= int64(x) * cnt[a]
-			shift = x
+			saved[i] -= int64(x) * s.cnt[a]
+			shifts[i] = x
 		}
-		out[i] = column(proms, a)
-		perWin[i] = savedWindows(W, plus, minus, a, shift)
+		cols[i] = a
 	}
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
+	s.perWindow(W, cols, shifts, out, perWin)
 	return saved, out, perWin
 }
 

@@ -76,6 +76,12 @@ func (e *opp) newWindow(w int) {
 	}
 }
 
+func (e *opp) reserve(windows int) {
+	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
+		t.reserve(windows + 2)
+	}
+}
+
 func (e *opp) group(end int, closed bool, es []histEntry) {
 	for _, x := range es {
 		if x.Idle < 1 {
@@ -155,23 +161,23 @@ func (e *opp) finish(W int) ([]int64, [][]int64, [][]int64) {
 	for i := range e.ps {
 		saved[i] = e.saved[i] + e.open
 	}
-	prefix := func(row []int64) []int64 {
-		out := make([]int64, len(row))
+	prefix := func(row []int64) {
 		var s int64
 		for q, v := range row {
 			s += v
-			out[q] = s
+			row[q] = s
 		}
-		return out
 	}
-	ident := func(row []int64) []int64 { return row }
-	plus := e.plus.mapRows(W, prefix)
-	minus := e.minus.mapRows(W, ident)
-	open := savedWindows(W, e.oplus.mapRows(W, ident), e.ominus.mapRows(W, ident), 0, 0)
-	perWin := make([][]int64, len(e.ps))
+	open := newRows(1, W)
+	addSaved(W, 1, e.oplus.rows(W), e.ominus.rows(W), []int{0}, nil, open)
+	cols := make([]int, len(e.ps))
 	for q, i := range e.byRate {
-		perWin[i] = savedWindows(W, plus, minus, q, 0)
-		for w, v := range open {
+		cols[i] = q
+	}
+	perWin := newRows(len(e.ps), W)
+	addSaved(W, e.plus.width, e.plus.mapRows(W, prefix), e.minus.rows(W), cols, nil, perWin)
+	for i := range perWin {
+		for w, v := range open[0] {
 			perWin[i][w] += v
 		}
 	}

@@ -42,6 +42,7 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 		}
 	}
 	defer st.stop()
+	st.reserve(pr.Header().Windows, room)
 	P := pr.Selected()
 	nw := max(1, min(runtime.GOMAXPROCS(0), P))
 	ws := make([]*partWorker, nw)

@@ -68,6 +68,11 @@ func (e *ration) newWindow(w int) {
 		a.newWindow(w)
 	}
 }
+func (e *ration) reserve(windows int) {
+	for _, a := range e.accs {
+		a.reserve(windows)
+	}
+}
 func (e *ration) endWindow(w int, accessed int64) { e.accessed = append(e.accessed, accessed) }
 
 func (e *ration) gaps(gs []packedGap, fs []policy.Features, ranks []int32) {
@@ -104,11 +109,11 @@ func (e *ration) gaps(gs []packedGap, fs []policy.Features, ranks []int32) {
 
 func (e *ration) finish(W int) ([]int64, [][]int64, [][]int64) {
 	saved := make([]int64, len(e.ps))
-	out := make([][]int64, len(e.ps))
-	perWin := make([][]int64, len(e.ps))
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
 	for t, a := range e.accs {
-		n := len(e.qs[t])
-		proms, plus, minus, _, sum := a.mapped(W, func(row []int64) []int64 { return suffix1(row, n) })
+		s := a.mapped(W, suffix)
+		var cols []int
+		var outs, perWins [][]int64
 		for i, p := range e.ps {
 			if p.Theta != e.thetas[t] {
 				continue
@@ -122,10 +127,11 @@ func (e *ration) finish(W int) ([]int64, [][]int64, [][]int64) {
 				}
 				return 0
 			})
-			saved[i] = sum[c]
-			out[i] = column(proms, c)
-			perWin[i] = savedWindows(W, plus, minus, c, 0)
+			saved[i] = s.sum[c]
+			cols = append(cols, c)
+			outs, perWins = append(outs, out[i]), append(perWins, perWin[i])
 		}
+		s.perWindow(W, cols, nil, outs, perWins)
 	}
 	return saved, out, perWin
 }

@@ -1,5 +1,7 @@
 package mpc
 
+import "slices"
+
 // table is a per-window table of fixed-width rows in one flat slice. A gap
 // adds to the rows of its start+1 and of its end, which are at most one
 // window past the window being read, so engines grow the table to w+2 rows
@@ -19,6 +21,13 @@ func (t *table) grow(n int) {
 	}
 }
 
+// reserve makes room for n rows, so that growing to them copies nothing.
+func (t *table) reserve(n int) {
+	if need := n * t.width; cap(t.data) < need {
+		t.data = slices.Grow(t.data, need-len(t.data))
+	}
+}
+
 // row returns row w (zeros past the end).
 func (t *table) row(w int) []int64 {
 	if (w+1)*t.width > len(t.data) {
@@ -27,39 +36,80 @@ func (t *table) row(w int) []int64 {
 	return t.data[w*t.width : (w+1)*t.width]
 }
 
-// mapRows applies f to each of the first W rows and returns the results.
-func (t *table) mapRows(W int, f func([]int64) []int64) [][]int64 {
-	out := make([][]int64, W)
-	for w := range out {
-		out[w] = f(t.row(w))
+// rows returns the first W rows, flat (growing the table to them).
+func (t *table) rows(W int) []int64 {
+	t.grow(W)
+	return t.data[:W*t.width]
+}
+
+// mapRows applies f in place to each of the first W rows and returns them,
+// flat: the table is spent.
+func (t *table) mapRows(W int, f func([]int64)) []int64 {
+	rs := t.rows(W)
+	for o := 0; o < len(rs); o += t.width {
+		f(rs[o : o+t.width])
+	}
+	return rs
+}
+
+// suffix turns row, of length n+1, into its suffix sums in place:
+// row[a] = Σ_{i > a} row[i] for a < n, and row[n] = 0.
+func suffix(row []int64) {
+	n := len(row) - 1
+	if n < 0 {
+		return
+	}
+	next, t := row[n], int64(0)
+	for a := n - 1; a >= 0; a-- {
+		t += next
+		next = row[a]
+		row[a] = t
+	}
+	row[n] = 0
+}
+
+// newRows returns n rows of W zeros each, in one allocation.
+func newRows(n, W int) [][]int64 {
+	flat := make([]int64, n*W)
+	out := make([][]int64, n)
+	for i := range out {
+		out[i] = flat[i*W : (i+1)*W : (i+1)*W]
 	}
 	return out
 }
 
-// savedWindows returns the saved pages of each window for the setting in
-// column c: a reclaimed gap adds +1 from window start+1+shift (the plus
-// table holds it at start+1; shift is the setting's delay) and -1 from its
-// end (the minus table); the saved count of a window is the running sum.
-func savedWindows(W int, plus, minus [][]int64, c, shift int) []int64 {
-	out := make([]int64, W)
-	var cur int64
+// addColumns adds column cols[i] of the first W rows of t (flat, rows of
+// width) to out[i], for every i.
+func addColumns(W, width int, t []int64, cols []int, out [][]int64) {
 	for w := range W {
-		if s := w - shift; s >= 0 {
-			cur += plus[s][c]
+		row := t[w*width : (w+1)*width]
+		for i, c := range cols {
+			out[i][w] += row[c]
 		}
-		cur -= minus[w][c]
-		out[w] = cur
 	}
-	return out
 }
 
-// column extracts column c of a per-window table.
-func column(t [][]int64, c int) []int64 {
-	out := make([]int64, len(t))
-	for w := range t {
-		out[w] = t[w][c]
+// addSaved adds to out[i] the saved pages of each window for the setting in
+// column cols[i]: a reclaimed gap adds +1 from window start+1+shift (the
+// plus table holds it at start+1; shifts[i] is the setting's delay, none if
+// shifts is nil) and -1 from its end (the minus table); the saved count of
+// a window is the running sum. plus and minus are flat, rows of width.
+func addSaved(W, width int, plus, minus []int64, cols, shifts []int, out [][]int64) {
+	cur := make([]int64, len(cols))
+	for w := range W {
+		row := minus[w*width : (w+1)*width]
+		for i, c := range cols {
+			s := w
+			if shifts != nil {
+				s -= shifts[i]
+			}
+			if s >= 0 {
+				cur[i] += plus[s*width+c]
+			}
+			cur[i] -= row[c]
+			out[i][w] += cur[i]
+		}
 	}
-	return out
 }
 
 // acc is what every engine accumulates per cell (a position on its
@@ -83,6 +133,13 @@ func (a *acc) newWindow(w int) {
 	a.oend.grow(w + 2)
 }
 
+// reserve makes room for a pass of the given number of windows.
+func (a *acc) reserve(windows int) {
+	a.plus.reserve(windows + 2)
+	a.prom.reserve(windows + 2)
+	a.oend.reserve(windows + 2)
+}
+
 // add adds a gap at cell c.
 func (a *acc) add(c int, g packedGap) {
 	a.plus.data[int(g.start+1)*a.width+c]++
@@ -104,20 +161,6 @@ func (a *acc) addN(c int, x histEntry, end int, closed bool) {
 	}
 }
 
-// ends returns, per window, the gaps ending there (closed and open).
-func (a *acc) ends(W int) [][]int64 {
-	out := make([][]int64, W)
-	for w := range out {
-		row := make([]int64, a.width)
-		p, o := a.prom.row(w), a.oend.row(w)
-		for c := range row {
-			row[c] = p[c] + o[c]
-		}
-		out[w] = row
-	}
-	return out
-}
-
 // totals returns per cell the number of gaps and the sum of their idle
 // lengths, over every row of the tables (the last may be window W).
 func (a *acc) totals() (cnt, sum []int64) {
@@ -134,16 +177,38 @@ func (a *acc) totals() (cnt, sum []int64) {
 	return cnt, sum
 }
 
-// mapped returns the acc's per-window promotions, saved-window starts and
-// ends for the first W windows, each row transformed by f (a suffix or
-// quadrant sum over cells), and the transformed totals.
-func (a *acc) mapped(W int, f func([]int64) []int64) (prom, plus, end [][]int64, cnt, sum []int64) {
-	prom = a.prom.mapRows(W, f)
-	plus = a.plus.mapRows(W, f)
-	end = a.ends(W)
-	for w := range end {
-		end[w] = f(end[w])
+// sums are an acc's tables for the first W windows, each row (of width
+// cells) transformed by a suffix or quadrant sum over cells: per window the
+// promotions, the saved windows' starts (plus) and the gaps' ends (end, closed
+// and open), and the transformed totals.
+type sums struct {
+	width           int
+	prom, plus, end []int64
+	cnt, sum        []int64
+}
+
+// mapped returns the acc's sums, each row transformed in place by f: the
+// acc is spent.
+func (a *acc) mapped(W int, f func([]int64)) sums {
+	cnt, sum := a.totals()
+	f(cnt)
+	f(sum)
+	prom, plus, end := a.prom.rows(W), a.plus.rows(W), a.oend.rows(W)
+	for i, p := range prom {
+		end[i] += p
 	}
-	c, s := a.totals()
-	return prom, plus, end, f(c), f(s)
+	for o := 0; o < len(prom); o += a.width {
+		f(prom[o : o+a.width])
+		f(plus[o : o+a.width])
+		f(end[o : o+a.width])
+	}
+	return sums{width: a.width, prom: prom, plus: plus, end: end, cnt: cnt, sum: sum}
+}
+
+// perWindow adds, for each i, the per-window promotions and saved pages of
+// the setting in column cols[i] (delayed by shifts[i], if not nil) to
+// proms[i] and saved[i].
+func (s sums) perWindow(W int, cols, shifts []int, proms, saved [][]int64) {
+	addColumns(W, s.width, s.prom, cols, proms)
+	addSaved(W, s.width, s.plus, s.end, cols, shifts, saved)
 }

@@ -3,6 +3,7 @@ package mpc
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"mdk/policy"
 	"mdk/result"
@@ -13,18 +14,28 @@ import (
 const DefaultGroups = 10
 
 // generateSampled runs every setting on the pages that s keeps, in one pass
-// over r, as k+1 streams: the whole sample, and each of k disjoint random
-// sub-samples of it (trace.SampleSplit). Each page is in or out for the
-// whole trace, so its lives and gaps are exact, and OPP's per-window budgets
-// are taken on the sample's own accessed counts. The results are the whole
-// sample's, every count multiplied by 1/rate; each holds the k sub-samples'
-// results (counts multiplied by k/rate) as Groups, for the error bounds
+// over r, as k disjoint random sub-samples of the sample
+// (trace.SampleSplit) and, for the settings whose engines do not merge, the
+// whole sample. Each page is in or out for the whole trace, so its lives
+// and gaps are exact, and OPP's per-window budgets are taken on the
+// sample's own accessed counts. The results are the whole sample's, every
+// count multiplied by 1/rate; each holds the k sub-samples' results (counts
+// multiplied by k/rate) as Groups, for the error bounds
 // (result.Result.Bound).
 //
+// The sub-samples partition the sample's pages, and the engines of age,
+// vmin, paw, pace, plug-in policies and lopp add up what each gap
+// contributes (mergeable), so the sample's result of those settings is the
+// sum of its sub-samples' (sumGroups), integer for integer; only the other
+// settings (OPP, whose budgets are taken on the whole sample's accessed
+// counts) run on the whole sample too. Without sub-samples (k = 0) every
+// setting runs on the sample.
+//
 // The sub-samples' walks run on the calling goroutine, beside the sample's
-// helpers; their engines have pipelines of their own. So the cost is two
-// walks of the sampled records (the sample's and the sub-samples') and k+1
-// times the engines' per-window work.
+// helpers; their engines have pipelines of their own. So the cost is up to
+// two walks of the sampled records (the sample's and the sub-samples') and
+// k times the engines' per-window work (plus the unmergeable engines' once
+// more).
 func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Setting, s trace.Sample, opts Options) ([]*result.Result, error) {
 	k := opts.Groups
 	switch {
@@ -35,26 +46,57 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 	case k < 0 || k > trace.MaxSampleGroups:
 		return nil, fmt.Errorf("mpc: %d sub-samples: want 2 .. %d (or 1 for none)", k, trace.MaxSampleGroups)
 	}
+	whole := make([]int, 0, len(settings)) // settings run on the whole sample
+	if k == 0 {
+		for i := range settings {
+			whole = append(whole, i)
+		}
+	} else {
+		m, err := mergeable(settings)
+		if err != nil {
+			return nil, err
+		}
+		for i := range settings {
+			if !m[i] {
+				whole = append(whole, i)
+			}
+		}
+	}
 	sp, err := trace.NewSampleSplit(r, s, k)
 	if err != nil {
 		return nil, fmt.Errorf("mpc: %w", err)
 	}
 	sp.DiscardPages()
+	// streams[0] is the whole sample's (nil if it has no settings to run),
+	// streams[1+g] sub-sample g's.
 	streams := make([]*stream, 1+k)
-	for i := range streams {
-		walkers, scale := maxWalkers, s.Scale()
-		if i > 0 {
-			walkers, scale = 1, scale*int64(k)
-		}
-		st, err := newScaledStream(settings, walkers, scale)
-		if err != nil {
-			for _, o := range streams[:i] {
-				o.close()
+	defer func() {
+		for _, st := range streams {
+			if st != nil {
+				st.close()
 			}
+		}
+	}()
+	wholeSettings := make([]policy.Setting, len(whole))
+	for j, i := range whole {
+		wholeSettings[j] = settings[i]
+	}
+	for i := range streams {
+		walkers, scale, ss := maxWalkers, s.Scale(), wholeSettings
+		if i > 0 {
+			walkers, scale, ss = 1, scale*int64(k), settings
+		} else if len(whole) == 0 {
+			continue
+		}
+		st, err := newScaledStream(ss, walkers, scale)
+		if err != nil {
 			return nil, err
 		}
-		defer st.close()
 		streams[i] = st
+	}
+	first := 0
+	if streams[0] == nil {
+		first = 1
 	}
 	ptrs := [2][]*trace.Window{make([]*trace.Window, 1+k), make([]*trace.Window, 1+k)}
 	cur := 0
@@ -68,25 +110,112 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		for i := range ws {
 			p[i] = &ws[i]
 		}
-		return p, nil
+		return p[first:], nil
 	}
 	h := sp.Header()
-	room := newRoom(len(settings) * len(streams))
+	room := newRoom(len(settings)*k + len(whole))
 	if err := room.check(h.Windows); err != nil {
 		return nil, err
 	}
-	if err := pass(ctx, read, streams, h.Windows, opts.Progress, room); err != nil {
+	if err := pass(ctx, read, streams[first:], h.Windows, opts.Progress, room); err != nil {
 		return nil, err
 	}
-	scale := s.Scale()
-	out := streams[0].results(settings, int64(h.PageSize), scale)
+	scale, pageSize := s.Scale(), int64(h.PageSize)
+	groups := make([][]*result.Result, k)
+	for g, st := range streams[1:] {
+		groups[g] = st.results(settings, pageSize, scale*int64(k))
+	}
+	out := make([]*result.Result, len(settings))
+	if streams[0] != nil {
+		for j, x := range streams[0].results(wholeSettings, pageSize, scale) {
+			out[whole[j]] = x
+		}
+	}
+	if k > 0 {
+		t := sumTotals(streams[1:], scale)
+		gs := make([]*result.Result, k)
+		for i := range out {
+			for g := range groups {
+				gs[g] = groups[g][i]
+			}
+			if out[i] == nil {
+				out[i] = sumGroups(gs, t, pageSize)
+			}
+			out[i].Groups = slices.Clone(gs)
+		}
+	}
 	for _, o := range out {
 		o.SamplePPM, o.SamplePages = s.PPM, int64(sp.Kept())
 	}
-	for _, st := range streams[1:] {
-		for i, g := range st.results(settings, int64(h.PageSize), scale*int64(k)) {
-			out[i].Groups = append(out[i].Groups, g)
+	return out, nil
+}
+
+// mergeable reports, for each setting, whether its engine's results on
+// disjoint sets of pages add up to its result on their union: true of the
+// engines that add each gap to their tables on its own (age, vmin, paw,
+// pace, plug-in policies, lopp and idle-time lopp), not of OPP's, whose
+// per-window budgets depend on every page of the window.
+func mergeable(settings []policy.Setting) ([]bool, error) {
+	engines, slots, _, err := plan(settings)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(settings))
+	for e, x := range engines {
+		switch x.(type) {
+		case *oneParam, *paw, *pace, *idle:
+			for _, i := range slots[e] {
+				out[i] = true
+			}
 		}
 	}
 	return out, nil
+}
+
+// sumTotals returns the whole sample's per-window accessed and alive counts
+// and its alive page-windows, each the sum of the sub-samples' (whose pages
+// partition the sample's) times scale.
+func sumTotals(groups []*stream, scale int64) totals {
+	var t totals
+	for _, st := range groups {
+		if t.accessed == nil {
+			t.accessed = make([]int64, len(st.t.accessed))
+			t.alive = make([]int64, len(st.t.alive))
+		}
+		for w, a := range st.t.accessed {
+			t.accessed[w] += a * scale
+		}
+		for w, a := range st.t.alive {
+			t.alive[w] += a * scale
+		}
+		t.L += st.t.L * scale
+	}
+	return t
+}
+
+// sumGroups returns the whole sample's result of a mergeable setting from
+// its k sub-samples' results gs: each of their counts is the sub-sample's
+// times k/rate, so the sample's (its count times 1/rate) is their sum
+// divided by k, exactly. t holds the sample's totals (sumTotals).
+func sumGroups(gs []*result.Result, t totals, pageSize int64) *result.Result {
+	k := int64(len(gs))
+	W := len(t.accessed)
+	out := &result.Result{
+		Policy: gs[0].Policy, Params: gs[0].Params, PageSize: pageSize,
+		Accessed: t.accessed, AlivePerWindow: t.alive, Alive: t.L,
+		Promotions: make([]int64, W), SavedPerWindow: make([]int64, W),
+	}
+	for _, g := range gs {
+		out.Saved += g.Saved
+		for w := range W {
+			out.Promotions[w] += g.Promotions[w]
+			out.SavedPerWindow[w] += g.SavedPerWindow[w]
+		}
+	}
+	out.Saved /= k
+	for w := range W {
+		out.Promotions[w] /= k
+		out.SavedPerWindow[w] /= k
+	}
+	return out
 }
