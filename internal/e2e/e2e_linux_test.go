@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,27 +21,39 @@ import (
 	kvload "mdk/internal/vmtest/workload"
 )
 
-// The end-to-end workflow on a real application (docs/e2e.md): memcached
+// The end-to-end workflow on real applications (docs/e2e.md): memcached
 // from Debian in the custom guest, driven by our Zipf load with a hot-set
-// shift; a baseline recorded with mdk record --pid; mdk tune on it picks a
-// setting per policy; each setting deployed with mdk agent --pid on a fresh
-// memcached under the same load; mdk agent compare --predicted-from the
-// recording. The parameters are environment variables (e2eParams), short
-// by default (CI); scripts/e2e.sh sets the full experiment's.
+// shift, or Debian's sqlite3 shell running workload.SQL's batch job with
+// periodic passes; a baseline recorded with mdk record --pid; mdk tune on
+// it picks a setting per policy; each setting deployed with mdk agent
+// --pid on a fresh application under the same load; mdk agent compare
+// --predicted-from the recording. The parameters are environment variables
+// (e2eParams), short by default (CI); internal/vmtest/e2e.sh sets the full
+// experiment's.
 
 // e2eParams are the workflow's parameters: MDK_E2E_<NAME> or the default.
+// App is the application (memcached or sqlite); Policies are policy specs
+// separated by spaces (a spec may hold commas); Keys, Value, Sets,
+// MemcachedMiB and Net are memcached's, SQL* sqlite's, Skew and ShiftAt
+// both loads'.
 type e2eParams struct {
+	App                   string
 	Window                time.Duration
 	Windows, Keys, Value  int
 	Skew, Sets            float64
 	ShiftAt               int
 	SLO, Policies         string
 	ZramMiB, MemcachedMiB int
+	Net                   string
+	SQLHot, SQLFact       int
+	SQLWarm, SQLRow       int
+	SQLPeriod             int
 }
 
 func e2eFromEnv(t *testing.T) e2eParams {
-	p := e2eParams{Window: 2 * time.Second, Windows: 8, Keys: 3000, Value: 4000, Skew: 1.2, Sets: 0.05, ShiftAt: -1,
-		SLO: "mean_pr<=5%", Policies: "age,paw", ZramMiB: 256, MemcachedMiB: 64}
+	p := e2eParams{App: "memcached", Window: 2 * time.Second, Windows: 8, Keys: 3000, Value: 4000, Skew: 1.2, Sets: 0.05, ShiftAt: -1,
+		SLO: "mean_pr<=5%", Policies: "age paw", ZramMiB: 256, MemcachedMiB: 64, Net: "tcp",
+		SQLHot: 300, SQLFact: 1200, SQLWarm: 1500, SQLRow: 3000, SQLPeriod: 4}
 	get := func(name string, f func(string) error) {
 		if v := os.Getenv("MDK_E2E_" + name); v != "" {
 			if err := f(v); err != nil {
@@ -54,6 +67,10 @@ func e2eFromEnv(t *testing.T) e2eParams {
 	atof := func(p *float64) func(string) error {
 		return func(s string) (err error) { *p, err = strconv.ParseFloat(s, 64); return }
 	}
+	str := func(p *string) func(string) error {
+		return func(s string) error { *p = s; return nil }
+	}
+	get("APP", str(&p.App))
 	get("WINDOW", func(s string) (err error) { p.Window, err = time.ParseDuration(s); return })
 	get("WINDOWS", atoi(&p.Windows))
 	get("KEYS", atoi(&p.Keys))
@@ -61,12 +78,24 @@ func e2eFromEnv(t *testing.T) e2eParams {
 	get("SKEW", atof(&p.Skew))
 	get("SETS", atof(&p.Sets))
 	get("SHIFT_AT", atoi(&p.ShiftAt))
-	get("SLO", func(s string) error { p.SLO = s; return nil })
-	get("POLICIES", func(s string) error { p.Policies = s; return nil })
+	get("SLO", str(&p.SLO))
+	get("POLICIES", str(&p.Policies))
 	get("ZRAM_MIB", atoi(&p.ZramMiB))
 	get("MEMCACHED_MIB", atoi(&p.MemcachedMiB))
+	get("NET", str(&p.Net))
+	get("SQL_HOT", atoi(&p.SQLHot))
+	get("SQL_FACT", atoi(&p.SQLFact))
+	get("SQL_WARM", atoi(&p.SQLWarm))
+	get("SQL_ROW", atoi(&p.SQLRow))
+	get("SQL_PERIOD", atoi(&p.SQLPeriod))
 	if p.ShiftAt < 0 {
 		p.ShiftAt = p.Windows / 2
+	}
+	if p.App != "memcached" && p.App != "sqlite" {
+		t.Fatalf("MDK_E2E_APP=%q: want memcached or sqlite", p.App)
+	}
+	if p.Net != "tcp" && p.Net != "unix" {
+		t.Fatalf("MDK_E2E_NET=%q: want tcp or unix", p.Net)
 	}
 	return p
 }
@@ -80,11 +109,24 @@ const e2eSlack = 64
 // TestE2EInGuest boots the custom kernel with memcached and its shared
 // libraries in the initramfs and runs TestGuestE2E there.
 func TestE2EInGuest(t *testing.T) {
+	e2eInGuest(t, "memcached", "/usr/bin/memcached")
+}
+
+// TestE2ESQLiteInGuest is the same workflow on the second application,
+// the sqlite3 shell running the batch job of workload.SQL.
+func TestE2ESQLiteInGuest(t *testing.T) {
+	e2eInGuest(t, "sqlite", "/usr/bin/sqlite3")
+}
+
+// e2eInGuest boots the custom kernel with prog and its shared libraries
+// in the initramfs and runs TestGuestE2E there for app; MDK_E2E_*
+// variables pass through, but for MDK_E2E_APP, app.
+func e2eInGuest(t *testing.T, app, prog string) {
 	if _, in := vmtest.InGuest(); in {
 		t.Skip("the host side")
 	}
 	kernel := vmtest.Kernel(t, vmtest.Custom)
-	files, libPath, err := vmtest.Program("/usr/bin/memcached")
+	files, libPath, err := vmtest.Program(prog)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
@@ -102,41 +144,83 @@ func TestE2EInGuest(t *testing.T) {
 			env[k] = v
 		}
 	}
+	env["MDK_E2E_APP"] = app
 	vmtest.RunTest(t, vmtest.GuestTest{
 		Kernel: kernel, Kind: vmtest.Custom, Binary: vmtest.BuildTest(t, "mdk/internal/e2e"), Run: "^TestGuestE2E$",
 		Files: files, Env: env, Timeout: 40 * time.Minute, Memory: 1024, CPUs: 2,
 	})
 }
 
-// memcached is one memcached server of the test, with its socket.
+// app is one application of the workflow, started and filled, with its
+// load.
+type app interface {
+	pid() int
+	// header is the CSV header of the load's window lines.
+	header() string
+	// load runs the load for p.Windows windows from epoch and calls line
+	// with each window's CSV line.
+	load(epoch time.Time, p e2eParams, line func(string)) error
+	stop()
+}
+
+// startApp starts p.App and fills it.
+func startApp(t *testing.T, dir string, p e2eParams) app {
+	t.Helper()
+	if p.App == "sqlite" {
+		return startSQLite(t, p)
+	}
+	return startMemcached(t, dir, p)
+}
+
+// memcached is one memcached server of the test, with its address (a
+// unix socket or 127.0.0.1:PORT).
 type memcached struct {
 	cmd  *exec.Cmd
-	sock string
+	addr string
 }
 
 func startMemcached(t *testing.T, dir string, p e2eParams) *memcached {
 	t.Helper()
-	sock := filepath.Join(dir, "mc.sock")
-	os.Remove(sock)
-	cmd := exec.Command("/usr/bin/memcached", "-u", "root", "-s", sock, "-m", strconv.Itoa(p.MemcachedMiB), "-t", "1", "-I", "1m")
+	args := []string{"-u", "root", "-m", strconv.Itoa(p.MemcachedMiB), "-t", "1", "-I", "1m"}
+	addr := "127.0.0.1:11211"
+	if p.Net == "tcp" {
+		args = append(args, "-l", "127.0.0.1", "-p", "11211", "-U", "0")
+	} else {
+		addr = filepath.Join(dir, "mc.sock")
+		os.Remove(addr)
+		args = append(args, "-s", addr)
+	}
+	cmd := exec.Command("/usr/bin/memcached", args...)
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+os.Getenv("MDK_E2E_LIBPATH"))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	m := &memcached{cmd: cmd, sock: sock}
+	m := &memcached{cmd: cmd, addr: addr}
 	t.Cleanup(m.stop)
-	conn, err := kvload.DialKV(sock, 30*time.Second)
+	conn, err := kvload.DialKV(addr, 30*time.Second)
 	if err != nil {
-		t.Fatalf("memcached did not listen on %s: %v", sock, err)
+		t.Fatalf("memcached did not listen on %s: %v", addr, err)
 	}
 	defer conn.Close()
 	t0 := time.Now()
 	if err := e2eLoad(p).Fill(conn); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("memcached pid %d: %d keys of %d bytes stored in %v", cmd.Process.Pid, p.Keys, p.Value, time.Since(t0).Round(time.Millisecond))
+	t.Logf("memcached pid %d on %s: %d keys of %d bytes stored in %v", cmd.Process.Pid, addr, p.Keys, p.Value, time.Since(t0).Round(time.Millisecond))
 	return m
+}
+
+func (m *memcached) pid() int       { return m.cmd.Process.Pid }
+func (m *memcached) header() string { return kvload.KVHeader }
+
+func (m *memcached) load(epoch time.Time, p e2eParams, line func(string)) error {
+	conn, err := kvload.DialKV(m.addr, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return e2eLoad(p).Run(conn, epoch, p.Window, p.Windows, func(w kvload.KVWindow) { line(w.CSV(p.Window)) })
 }
 
 func (m *memcached) stop() {
@@ -148,6 +232,44 @@ func (m *memcached) stop() {
 
 func e2eLoad(p e2eParams) kvload.KV {
 	return kvload.KV{Keys: p.Keys, ValueSize: p.Value, Skew: p.Skew, SetFraction: p.Sets, ShiftAt: p.ShiftAt, Seed: 23}
+}
+
+// sqlite is one sqlite3 shell of the test, its in-memory database filled.
+type sqlite struct {
+	sq *kvload.SQLite
+}
+
+func sqlJob(p e2eParams) kvload.SQL {
+	return kvload.SQL{HotRows: p.SQLHot, FactRows: p.SQLFact, WarmRows: p.SQLWarm, RowSize: p.SQLRow, Period: p.SQLPeriod,
+		Skew: p.Skew, ShiftAt: p.ShiftAt, Seed: 23}
+}
+
+func startSQLite(t *testing.T, p e2eParams) *sqlite {
+	t.Helper()
+	sq, err := kvload.StartSQLite("/usr/bin/sqlite3", "LD_LIBRARY_PATH="+os.Getenv("MDK_E2E_LIBPATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sqlite{sq: sq}
+	t.Cleanup(s.stop)
+	t0 := time.Now()
+	if err := sqlJob(p).Fill(sq); err != nil {
+		t.Fatalf("%v: %s", err, sq.Stop())
+	}
+	t.Logf("sqlite3 pid %d: %d+%d+%d rows of %d bytes stored in %v", sq.Cmd.Process.Pid, p.SQLHot, p.SQLFact, p.SQLWarm, p.SQLRow, time.Since(t0).Round(time.Millisecond))
+	return s
+}
+
+func (s *sqlite) pid() int       { return s.sq.Cmd.Process.Pid }
+func (s *sqlite) header() string { return kvload.SQLHeader }
+func (s *sqlite) stop()          { s.sq.Stop() }
+
+func (s *sqlite) load(epoch time.Time, p e2eParams, line func(string)) error {
+	err := sqlJob(p).Run(s.sq, epoch, p.Window, p.Windows, func(w kvload.SQLWindow) { line(w.CSV(p.Window)) })
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, s.sq.Stop())
+	}
+	return nil
 }
 
 // memStatus returns VmRSS and VmSwap of pid in kB.
@@ -166,17 +288,12 @@ func memStatus(pid int) (rss, swap int64) {
 }
 
 // loadWhile runs mdk with args (a recording or an agent run of the
-// server) and, from the moment it starts, the load for p.Windows windows;
-// it logs the load's windows with the server's memory, as lines
-// "e2e-load NAME CSV" (kvload.KVHeader, then rss_kb,swap_kb), and waits
-// for mdk.
-func loadWhile(t *testing.T, name string, m *memcached, p e2eParams, args ...string) {
+// application) and, from the moment it starts, the load for p.Windows
+// windows; it logs the load's windows with the application's memory, as
+// lines "e2e-load NAME CSV" (the app's header, then rss_kb,swap_kb), and
+// waits for mdk.
+func loadWhile(t *testing.T, name string, a app, p e2eParams, args ...string) {
 	t.Helper()
-	conn, err := kvload.DialKV(m.sock, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	var out bytes.Buffer
 	cmd := exec.Command("/work/mdk", args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -185,19 +302,47 @@ func loadWhile(t *testing.T, name string, m *memcached, p e2eParams, args ...str
 		t.Fatal(err)
 	}
 	var lines []string
-	lerr := e2eLoad(p).Run(conn, epoch, p.Window, p.Windows, func(w kvload.KVWindow) {
-		rss, swap := memStatus(m.cmd.Process.Pid)
-		lines = append(lines, fmt.Sprintf("e2e-load %s %s,%d,%d", name, w.CSV(p.Window), rss, swap))
+	// One window more than mdk's: mdk's first window starts after its
+	// start-up and first scan, up to a window after epoch, and its last
+	// window is under load to its end.
+	lp := p
+	lp.Windows++
+	lerr := a.load(epoch, lp, func(csv string) {
+		rss, swap := memStatus(a.pid())
+		lines = append(lines, fmt.Sprintf("e2e-load %s %s,%d,%d", name, csv, rss, swap))
 	})
-	err = cmd.Wait()
+	err := cmd.Wait()
 	t.Logf("mdk %s:\n%s", strings.Join(args, " "), tail(out.String(), 4))
-	t.Logf("e2e-load %s %s,rss_kb,swap_kb\n%s", name, kvload.KVHeader, strings.Join(lines, "\n"))
+	t.Logf("e2e-load %s %s,rss_kb,swap_kb\n%s", name, a.header(), strings.Join(lines, "\n"))
 	if lerr != nil {
 		t.Fatalf("load: %v", lerr)
 	}
 	if err != nil {
 		t.Fatalf("mdk %s: %v", strings.Join(args, " "), err)
 	}
+}
+
+// dumpFile logs path's bytes, base64, as lines "e2e-file NAME BASE64" of
+// at most 60,000 characters, when MDK_E2E_DUMP is set: internal/vmtest/e2e.sh
+// takes the traces and the agent's outputs out of the guest so.
+func dumpFile(t *testing.T, name, path string) {
+	t.Helper()
+	if os.Getenv("MDK_E2E_DUMP") == "" {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("dump %s: %v", name, err)
+		return
+	}
+	enc := base64.StdEncoding.EncodeToString(b)
+	var sb strings.Builder
+	for len(enc) > 0 {
+		n := min(len(enc), 60000)
+		fmt.Fprintf(&sb, "e2e-file %s %s\n", name, enc[:n])
+		enc = enc[n:]
+	}
+	t.Logf("dump of %s (%d bytes)\n%s", path, len(b), sb.String())
 }
 
 func tail(s string, n int) string {
@@ -208,7 +353,7 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestGuestE2E is the workflow, in the guest.
+// TestGuestE2E is the workflow, in the guest, on MDK_E2E_APP.
 func TestGuestE2E(t *testing.T) {
 	vmtest.RequireGuest(t)
 	p := e2eFromEnv(t)
@@ -219,20 +364,28 @@ func TestGuestE2E(t *testing.T) {
 	// tracking needs (docs/record.md).
 	os.WriteFile("/proc/sys/kernel/randomize_va_space", []byte("0\n"), 0o644)
 	os.WriteFile("/sys/kernel/mm/lru_gen/enabled", []byte("n\n"), 0o644)
+	if p.App == "memcached" && p.Net == "tcp" {
+		// The loopback interface is down at boot; busybox brings it up.
+		if out, err := exec.Command("/bin/ifconfig", "lo", "127.0.0.1", "up").CombinedOutput(); err != nil {
+			t.Fatalf("ifconfig lo up: %v: %s", err, out)
+		}
+	}
 	dir := t.TempDir()
 	dur := (time.Duration(p.Windows)*p.Window + p.Window/2).String()
 	win := p.Window.String()
 
 	// 1. The baseline, no reclaim, recorded.
 	rec := filepath.Join(dir, "rec.mdkt")
-	m := startMemcached(t, dir, p)
-	loadWhile(t, "baseline", m, p, "record", "--pid", strconv.Itoa(m.cmd.Process.Pid), "--window", win, "--duration", dur, "-o", rec)
-	m.stop()
+	a := startApp(t, dir, p)
+	loadWhile(t, "baseline", a, p, "record", "--pid", strconv.Itoa(a.pid()), "--window", win, "--duration", dur, "-o", rec)
+	a.stop()
+	logCurves(t, "recording", rec, p)
+	dumpFile(t, "rec.mdkt", rec)
 
 	// 2. The settings mdk tune chooses on it.
 	var out bytes.Buffer
 	args := []string{"tune", rec, "--slo", p.SLO, "--json"}
-	for _, pol := range strings.Split(p.Policies, ",") {
+	for _, pol := range strings.Fields(p.Policies) {
 		args = append(args, "-p", pol)
 	}
 	cmd := exec.Command("/work/mdk", args...)
@@ -259,10 +412,14 @@ func TestGuestE2E(t *testing.T) {
 		spec := pol.Policy + ":" + pol.Params
 		t.Run(pol.Policy, func(t *testing.T) {
 			run := filepath.Join(dir, "run-"+pol.Policy)
-			m := startMemcached(t, dir, p)
-			loadWhile(t, pol.Policy, m, p, "agent", "--pid", strconv.Itoa(m.cmd.Process.Pid), "--policy", spec, "--window", win,
+			a := startApp(t, dir, p)
+			loadWhile(t, pol.Policy, a, p, "agent", "--pid", strconv.Itoa(a.pid()), "--policy", spec, "--window", win,
 				"--duration", dur, "--psi", "0", "--log", "", "-o", run)
-			m.stop()
+			a.stop()
+			logCurves(t, pol.Policy, filepath.Join(run, "trace.mdkt"), p)
+			for _, f := range []string{"trace.mdkt", "measured.csv", "skipped.csv", "run.json"} {
+				dumpFile(t, "run-"+pol.Policy+"/"+f, filepath.Join(run, f))
+			}
 			for _, format := range []string{"text", "json"} {
 				var out bytes.Buffer
 				cmd := exec.Command("/work/mdk", "agent", "compare", run, "--predicted-from", rec, "--format", format)
@@ -285,6 +442,20 @@ func TestGuestE2E(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logCurves logs the best setting of age and paw at a ladder of targets
+// of the SLO's statistic on trace (the recording's curves, or a run's
+// observed trace's), as "e2e-curves NAME" and the table: the paper's
+// direction is read off them (docs/e2e.md).
+func logCurves(t *testing.T, name, trace string, p e2eParams) {
+	t.Helper()
+	stat, _, _ := strings.Cut(p.SLO, "<=")
+	out, err := exec.Command("/work/mdk", "mpc", trace, "-p", "age", "-p", "paw", "--x", stat, "--target", "1%,2%,5%,10%,20%,40%").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mdk mpc %s: %v: %s", trace, err, out)
+	}
+	t.Logf("e2e-curves %s\n%s", name, out)
 }
 
 // checkE2E asserts the decomposition's identities in every window and in

@@ -56,13 +56,27 @@ func (kv KV) value(k int, rng *rand.Rand) []byte {
 	return b
 }
 
-// Fill stores every key once, in key order.
+// fillBatch is how many sets Fill sends before it reads their answers: a
+// round trip per batch, not per key (in emulation a round trip is
+// milliseconds).
+const fillBatch = 64
+
+// Fill stores every key once, in key order, fillBatch sets at a time.
 func (kv KV) Fill(conn io.ReadWriter) error {
 	rw := bufio.NewReadWriter(bufio.NewReader(conn), bufio.NewWriter(conn))
 	rng := rand.New(rand.NewPCG(kv.Seed, 1))
-	for k := range kv.Keys {
-		if err := set(rw, k, kv.value(k, rng)); err != nil {
+	for lo := 0; lo < kv.Keys; lo += fillBatch {
+		hi := min(lo+fillBatch, kv.Keys)
+		for k := lo; k < hi; k++ {
+			writeSet(rw, k, kv.value(k, rng))
+		}
+		if err := rw.Flush(); err != nil {
 			return err
+		}
+		for k := lo; k < hi; k++ {
+			if err := readStored(rw, k); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -75,9 +89,8 @@ func (kv KV) Run(conn io.ReadWriter, epoch time.Time, d time.Duration, windows i
 		return fmt.Errorf("kv: want keys and value size > 0, skew > 1, a window > 0")
 	}
 	rw := bufio.NewReadWriter(bufio.NewReader(conn), bufio.NewWriter(conn))
-	rng := rand.New(rand.NewPCG(kv.Seed, 2))
-	perm := rand.New(rand.NewPCG(kv.Seed, 3)).Perm(kv.Keys)
-	zipf := rand.NewZipf(rng, kv.Skew, 1, uint64(kv.Keys-1))
+	keys := newZipfPicker(kv.Seed, kv.Keys, kv.Skew, kv.ShiftAt)
+	rng := keys.rng
 	if t := time.Until(epoch); t > 0 {
 		time.Sleep(t)
 	}
@@ -86,51 +99,91 @@ func (kv KV) Run(conn io.ReadWriter, epoch time.Time, d time.Duration, windows i
 		start := epoch.Add(time.Duration(w) * d)
 		end := start.Add(d)
 		win := KVWindow{Window: w, Start: start}
-		lat = lat[:0]
-		off := 0
-		if kv.ShiftAt >= 0 && w >= kv.ShiftAt {
-			off = kv.Keys / 2
-		}
-		for {
-			t0 := time.Now()
-			if !t0.Before(end) {
-				break
-			}
-			k := perm[(int(zipf.Uint64())+off)%kv.Keys]
-			var err error
+		var err error
+		win.Ops, win.P50, win.P99, win.Max, err = closedLoop(end, &lat, func() error {
+			k := keys.pick(w)
 			if rng.Float64() < kv.SetFraction {
-				err = set(rw, k, kv.value(k, rng))
-			} else {
-				var hit bool
-				hit, err = get(rw, k, kv.ValueSize)
-				if !hit {
-					win.Misses++
-				}
+				return set(rw, k, kv.value(k, rng))
 			}
-			if err != nil {
-				return err
+			hit, err := get(rw, k, kv.ValueSize)
+			if !hit {
+				win.Misses++
 			}
-			lat = append(lat, time.Since(t0))
-			win.Ops++
-		}
-		if len(lat) > 0 {
-			slices.Sort(lat)
-			win.P50 = lat[(len(lat)-1)*50/100]
-			win.P99 = lat[(len(lat)-1)*99/100]
-			win.Max = lat[len(lat)-1]
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		report(win)
 	}
 	return nil
 }
 
+// zipfPicker draws ids 0..n-1 with Zipf popularity (exponent skew over
+// ranks shuffled over the ids once by seed); from window shiftAt on (if
+// >= 0) rank r is id perm[(r + n/2) mod n] instead of perm[r].
+type zipfPicker struct {
+	rng        *rand.Rand
+	perm       []int
+	zipf       *rand.Zipf
+	n, shiftAt int
+}
+
+func newZipfPicker(seed uint64, n int, skew float64, shiftAt int) *zipfPicker {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	return &zipfPicker{rng: rng, perm: rand.New(rand.NewPCG(seed, 3)).Perm(n), zipf: rand.NewZipf(rng, skew, 1, uint64(n-1)), n: n, shiftAt: shiftAt}
+}
+
+// pick draws the id of an operation in window w.
+func (z *zipfPicker) pick(w int) int {
+	off := 0
+	if z.shiftAt >= 0 && w >= z.shiftAt {
+		off = z.n / 2
+	}
+	return z.perm[(int(z.zipf.Uint64())+off)%z.n]
+}
+
+// closedLoop runs op again and again until end, the next when the
+// previous has returned, and returns how many ran, their latencies' 50th
+// and 99th percentiles (index (n-1)*q of the sorted latencies) and
+// maximum (zeros if none ran), or op's first error. lat is scratch space.
+func closedLoop(end time.Time, lat *[]time.Duration, op func() error) (n int64, p50, p99, max time.Duration, err error) {
+	l := (*lat)[:0]
+	defer func() { *lat = l }()
+	for {
+		t0 := time.Now()
+		if !t0.Before(end) {
+			break
+		}
+		if err := op(); err != nil {
+			return 0, 0, 0, 0, err
+		}
+		l = append(l, time.Since(t0))
+	}
+	if len(l) == 0 {
+		return 0, 0, 0, 0, nil
+	}
+	slices.Sort(l)
+	return int64(len(l)), l[(len(l)-1)*50/100], l[(len(l)-1)*99/100], l[len(l)-1], nil
+}
+
 func set(rw *bufio.ReadWriter, k int, v []byte) error {
-	fmt.Fprintf(rw, "set k%d 0 0 %d\r\n", k, len(v))
-	rw.Write(v)
-	rw.WriteString("\r\n")
+	writeSet(rw, k, v)
 	if err := rw.Flush(); err != nil {
 		return err
 	}
+	return readStored(rw, k)
+}
+
+// writeSet buffers the set of key k to v.
+func writeSet(rw *bufio.ReadWriter, k int, v []byte) {
+	fmt.Fprintf(rw, "set k%d 0 0 %d\r\n", k, len(v))
+	rw.Write(v)
+	rw.WriteString("\r\n")
+}
+
+// readStored reads the answer to a set of key k.
+func readStored(rw *bufio.ReadWriter, k int) error {
 	line, err := rw.ReadString('\n')
 	if err != nil {
 		return err
