@@ -355,12 +355,7 @@ func damosOf(t *testing.T, minAge int, q uint64, goal int64, window time.Duratio
 // pages, a goal that moves the quota, a budget that picks thresholds).
 func TestControllersEqualNaiveGen(t *testing.T) {
 	for _, model := range gen.Models {
-		cfg := gen.DefaultConfig
-		cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = model, 300, 60, 9
-		tr, err := trace.ReadAll(gen.NewReader(cfg))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := sim.GenTrace(t, model, 300, 60, 9)
 		w := tr.Header.Window
 		for _, c := range append(gswapCases, struct {
 			budget          int64

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"mdk/gen"
 	"mdk/internal/testutil"
 	"mdk/policy"
 	"mdk/result"
@@ -27,8 +26,8 @@ func naiveIdle(t *trace.Trace, s policy.LOPPIdle) *result.Result {
 	})
 }
 
-func idleSettings() []policy.Setting {
-	var ss []policy.Setting
+func idleSettings() []policy.LOPPIdle {
+	var ss []policy.LOPPIdle
 	for _, th := range []float64{0, 0.3, 0.7, 0.9, 1} {
 		ss = append(ss, policy.LOPPIdle{Theta: th, Model: testutil.IdleScorer{}})
 	}
@@ -39,20 +38,13 @@ func idleSettings() []policy.Setting {
 // naive implementation on random traces and every gen model (whose gaps
 // run past the 64-window cap of the idle feature at 120 windows).
 func TestIdleEqualsNaive(t *testing.T) {
-	checkNaive(t, 28, 120, idleSettings(), func(tr *trace.Trace, s policy.Setting) *result.Result {
-		return naiveIdle(tr, s.(policy.LOPPIdle))
-	})
+	checkNaive(t, 28, 120, idleSettings(), naiveIdle)
 }
 
 // TestIdleCanFail: the naive implementation tells idle-time decisions
 // apart from decisions at the touch only, and from an uncapped idle time.
 func TestIdleCanFail(t *testing.T) {
-	cfg := gen.DefaultConfig
-	cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = "phases", 300, 120, 4
-	tr, err := trace.ReadAll(gen.NewReader(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := GenTrace(t, "phases", 300, 120, 4)
 	s := policy.LOPPIdle{Theta: 1, Model: testutil.IdleScorer{}}
 	want := naiveIdle(tr, s)
 	atTouch := naiveRun(tr, s.Params(), func(k int, _ int64, res []naivePage) []bool {

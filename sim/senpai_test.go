@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"mdk/gen"
 	"mdk/internal/testutil"
 	"mdk/policy"
 	"mdk/result"
@@ -131,12 +130,7 @@ func TestSenpaiEqualsNaive(t *testing.T) {
 	}
 	var cases []tc
 	for _, model := range []string{"mix", "phases", "zipf", "churn"} {
-		cfg := gen.DefaultConfig
-		cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = model, 3000, 60, 5
-		tr, err := trace.ReadAll(gen.NewReader(cfg))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := GenTrace(t, model, 3000, 60, 5)
 		cases = append(cases, tc{"gen " + model, tr})
 	}
 	rng := testutil.Rand(testutil.Seed(t, 29))
