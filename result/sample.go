@@ -1,6 +1,10 @@
 package result
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
 
 // Sampled runs. A run on a spatial sample of a trace's pages (mpc with
 // --sample, or a trace recorded sampled) holds the sample's integers
@@ -205,6 +209,25 @@ func Bounded(policy string, m Metric) bool {
 // error bounds: below it the sub-samples hold a few dozen pages each, and
 // their spread says little (docs/bench.md, "Sampled curves").
 const MinBoundPages = 1000
+
+// SmallSample returns what a sampled run must say loudly of its sample, or
+// "" if nothing: that it keeps none of the trace's pages (every estimate is
+// 0), or that it holds fewer than MinBoundPages pages (no bounds, and
+// estimates that may be far off). mdk mpc, tune and report print it as a
+// WARNING.
+func (r *Result) SmallSample() string {
+	if !r.Sampled() {
+		return ""
+	}
+	rate := strconv.FormatFloat(float64(r.SamplePPM)/1e4, 'f', -1, 64) + "%"
+	switch n := r.SamplePages; {
+	case n == 0 && r.Alive == 0:
+		return fmt.Sprintf("the %s sample keeps none of the trace's pages: every estimate is 0 and says nothing about the trace; use a higher --sample rate", rate)
+	case n > 0 && n < MinBoundPages:
+		return fmt.Sprintf("the %s sample holds only %d pages (fewer than %d): its estimates are printed without error bounds and may be far off; use a higher --sample rate", rate, n, MinBoundPages)
+	}
+	return ""
+}
 
 // PrintedBound returns the bound printed beside metric m's estimate
 // ([Result.Bound]), and whether one is printed. Bounds are printed only

@@ -40,6 +40,9 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(&b, "Sampled: %s; the statistic and savings are estimates, printed without error bounds:\n", rep.Sample)
 		fmt.Fprintf(&b, "their bounds did not cover the exact values often enough (docs/bench.md, sampling).\n")
 	}
+	for _, w := range rep.SmallSamples {
+		fmt.Fprintf(&b, "WARNING: %s\n", w)
+	}
 	writePart(&b, "train", rep.Train)
 	if len(rep.Validation.Segments) > 0 {
 		writePart(&b, "valid", rep.Validation)

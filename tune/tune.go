@@ -89,6 +89,10 @@ type Report struct {
 	// Sample, for runs on a sample of the pages, says which and how the
 	// metrics are estimated; empty otherwise.
 	Sample string `json:"sample,omitempty"`
+	// SmallSamples warn of each trace whose sample is too small to say
+	// much (result.Result.SmallSample: no pages, or fewer than
+	// result.MinBoundPages), one line each, naming the trace.
+	SmallSamples []string `json:"small_samples,omitempty"`
 }
 
 // Choice is one policy's tuned setting.
@@ -456,6 +460,9 @@ func (in *input) run(ctx context.Context, cfg Config, settings []policy.Setting,
 	if r := runs[0]; r.Sampled() {
 		rep.Sample = fmt.Sprintf("%s of the pages; counts are the sample's x %d, rates the sample's own; %d sub-samples",
 			policy.FormatRate(r.SamplePPM), 1_000_000/r.SamplePPM, len(r.Groups))
+		if w := r.SmallSample(); w != "" {
+			rep.SmallSamples = append(rep.SmallSamples, in.Name+": "+w)
+		}
 	}
 	w := runs[0].Windows()
 	if w == 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -189,6 +190,9 @@ func runTune(e *env, o tuneOptions, args []string) (err error) {
 			return usagef("--policy %v", err)
 		}
 		return err
+	}
+	for _, w := range rep.SmallSamples {
+		fmt.Fprintf(e.stderr, "mdk: WARNING: %s\n", w)
 	}
 	if tr != nil {
 		return writeTierTune(e, rep, tr, o.json)

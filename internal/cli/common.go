@@ -178,12 +178,8 @@ func sampleWarning(rs []*result.Result) string {
 	if len(rs) == 0 || !rs[0].Sampled() {
 		return ""
 	}
-	r := rs[0]
-	switch n := r.SamplePages; {
-	case n == 0 && r.Alive == 0:
-		return fmt.Sprintf("mdk: WARNING: the %s sample keeps none of the trace's pages: every estimate is 0 and says nothing about the trace; use a higher --sample rate\n", trace.FormatPPM(r.SamplePPM))
-	case n > 0 && n < result.MinBoundPages:
-		return fmt.Sprintf("mdk: WARNING: the %s sample holds only %d pages (fewer than %d): its estimates are printed without error bounds and may be far off; use a higher --sample rate\n", trace.FormatPPM(r.SamplePPM), n, result.MinBoundPages)
+	if w := rs[0].SmallSample(); w != "" {
+		return "mdk: WARNING: " + w + "\n"
 	}
 	nob := 0
 	for _, x := range rs {

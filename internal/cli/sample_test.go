@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -173,6 +174,48 @@ func TestSampleReportHeadroomBound(t *testing.T) {
 	} {
 		if regexp.MustCompile(c.re).Match(b) != c.want {
 			t.Errorf("%s: found %v, want %v", c.re, !c.want, c.want)
+		}
+	}
+}
+
+// TestSmallSampleWarning: mdk mpc, tune and report each say loudly, on
+// standard error, that a sample holds fewer than result.MinBoundPages pages
+// or none, and say nothing of the kind for a sample large enough.
+func TestSmallSampleWarning(t *testing.T) {
+	p := genTrace(t, "--pages", "20000")
+	html := filepath.Join(t.TempDir(), "r.html")
+	cmds := [][]string{
+		{"mpc", p, "-p", "age"},
+		{"tune", p, "--slo", "max_pr<=5%", "-p", "age"},
+		{"tune", p, "--slo", "max_pr<=5%", "-p", "age", "--json"},
+		{"report", p, "-p", "age", "-o", html},
+	}
+	for _, c := range []struct {
+		rate, seed, want string // want "": no warning
+	}{
+		{"10%", "1", ""},
+		{"1%", "1", "pages (fewer than 1000): its estimates are printed without error bounds"},
+		{"0.0001%", "2", "sample keeps none of the trace's pages"}, // seed 2 keeps no page of this trace
+	} {
+		for _, args := range cmds {
+			args := append(slices.Clone(args), "--sample", c.rate, "--sample-seed", c.seed)
+			code, out, errs := run(t, "", args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errs)
+			}
+			got := strings.Contains(errs, "mdk: WARNING: ")
+			if c.want == "" {
+				if got {
+					t.Errorf("%v: a warning for a sample large enough:\n%s", args, errs)
+				}
+				continue
+			}
+			if !got || !strings.Contains(errs, c.want) {
+				t.Errorf("%v: standard error lacks the WARNING %q:\n%s", args, c.want, errs)
+			}
+			if args[0] == "tune" && !strings.Contains(out, c.want) {
+				t.Errorf("%v: the report lacks %q:\n%s", args, c.want, out)
+			}
 		}
 	}
 }
