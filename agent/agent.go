@@ -98,6 +98,9 @@ type agent struct {
 	flags  *linux.PageFlags
 	sloBad int   // consecutive windows above the SLO (guards.go)
 	peak   int64 // the largest alive page count of a window so far (a capacity's, decide.go)
+	// absentAlive: the window's alive pages the model has absent (the
+	// simulator's saved page-windows, measure.go).
+	absentAlive int64
 
 	entries      []uint64 // pagemap entry of every page, this window (measure.go)
 	buf          []uint64

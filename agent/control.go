@@ -9,13 +9,17 @@ import (
 
 // Controlled is the decide stage's [Controller] for a policy.Controller
 // (mdk's auto, docs/policies.md "Controllers"): at the end of every window it
-// hands the window and its measured outcome (promotions, accessed, saved
-// and alive pages of the row so far) to the controller's run, which names
-// the setting in force from that scan point on, and decides with it by the
-// "due" rule: a resident page is reclaimed when the setting has a delay x
-// for its gap and the page has been idle since its touch for at least x
-// windows. It is sim.RunControlled's step, so a replay measures exactly
-// what the simulator predicts. The row gets the setting (and whether it
+// hands the window and its outcome under the model (promotions, accessed,
+// saved and alive pages as the simulator counts them on the observed trace:
+// a page the policy decided is absent until its next touch, whether the
+// kernel took it, refused it, or a guard kept it) to the controller's run,
+// which names the setting in force from that scan point on, and decides
+// with it by the "due" rule: a resident page is reclaimed when the setting
+// has a delay x for its gap and the page has been idle since its touch for
+// at least x windows. It is sim.RunControlled's step on the same input, so
+// its settings and decisions are the simulator's on the observed trace in
+// every window, live or in replay, whatever the kernel refused (docs/agent.md
+// "Controllers"). The row gets the setting (and whether it
 // switched): measured.csv's setting and switch columns, the JSON log's
 // setting and switch, and the Prometheus metrics.
 type Controlled struct {
@@ -41,11 +45,11 @@ func (c *Controlled) start(h trace.Header) {
 func (c *Controlled) Setting() policy.Setting { return named{c.c} }
 
 // Decider asks the controller for window k's setting.
-func (c *Controlled) Decider(k int, win *trace.Window, row *Row) (policy.Decider, error) {
+func (c *Controlled) Decider(k int, win *trace.Window, o policy.Outcome, row *Row) (policy.Decider, error) {
 	if c.run == nil {
 		return nil, fmt.Errorf("agent: controller %s not started", c.c.Policy())
 	}
-	next, err := c.run.EndWindow(win, policy.Outcome{Promotions: row.Promotions, Accessed: row.Accessed, Saved: row.Saved, Alive: row.Alive})
+	next, err := c.run.EndWindow(win, o)
 	if err != nil {
 		return nil, err
 	}

@@ -9,24 +9,26 @@ import (
 
 // Controller is the decide stage's source of decisions. Before each
 // window's decisions the agent asks it for the Decider of window k, with the
-// window's events and its row as measured so far (accessed pages,
-// promotions, saved page-windows, alive pages, kernel reclaim: what a
-// policy.Controller's EndWindow reads as the window's Outcome; the guards'
-// readings come later). A fixed
-// setting ([FixedSetting]) returns the same Decider every window; a
-// controller that changes its setting from window to window (an online
-// tuner reading the measured promotion rate) returns another one. The
-// Decider then sees every alive page the agent has not put out, in
-// dense-ID order, as the simulator's does.
+// window's events, the window's outcome under the model (o: the
+// simulator's counts on the observed trace so far, what a
+// policy.Controller's EndWindow reads; [Controlled]) and its row as
+// measured so far (the guards' readings come later). A fixed setting
+// ([FixedSetting]) returns the same Decider every window; a controller
+// that changes its setting from window to window (an online tuner reading
+// the promotion rate) returns another one. The Decider then sees every
+// alive page the model has resident (neither put out nor decided in its
+// current gap), in dense-ID order, as the simulator's does.
 // An error stops the run.
 type Controller interface {
-	Decider(k int, win *trace.Window, row *Row) (policy.Decider, error)
+	Decider(k int, win *trace.Window, o policy.Outcome, row *Row) (policy.Decider, error)
 }
 
 // fixed is a Controller of one setting for the whole run.
 type fixed struct{ dec policy.Decider }
 
-func (f fixed) Decider(int, *trace.Window, *Row) (policy.Decider, error) { return f.dec, nil }
+func (f fixed) Decider(int, *trace.Window, policy.Outcome, *Row) (policy.Decider, error) {
+	return f.dec, nil
+}
 
 // FixedSetting returns the Controller of setting s for the whole run, its
 // Decider made once as the simulator makes it: with every window's |A_w|
@@ -43,17 +45,36 @@ func FixedSetting(s policy.Setting, fut *trace.Trace) Controller {
 }
 
 // decide returns the pages the Controller's Decider chooses at the end of
-// window k.
+// window k; the model has them absent from then on (page.absent), whatever
+// the guards and the kernel do with them.
 func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
-	dec, err := a.ctl.Decider(k, win, row)
+	decided, err := a.decideModel(k, win, row)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range decided {
+		a.pages[id].absent = true
+	}
+	row.Decided = int64(len(decided))
+	return decided, nil
+}
+
+// outcome is window k's outcome under the model (the simulator's Outcome
+// on the observed trace): its accesses of pages the model had absent,
+// |A_k|, the alive pages the model has absent and the alive pages.
+func (a *agent) outcome(row *Row) policy.Outcome {
+	return policy.Outcome{Promotions: a.promoted, Accessed: row.Accessed, Saved: a.absentAlive, Alive: row.Alive}
+}
+
+// decideModel is decide's choice, in dense-ID order.
+func (a *agent) decideModel(k int, win *trace.Window, row *Row) ([]uint32, error) {
+	dec, err := a.ctl.Decider(k, win, a.outcome(row), row)
 	if err != nil {
 		return nil, err
 	}
 	a.peak = max(a.peak, row.Alive)
 	if c, ok := dec.(policy.Capacity); ok {
-		decided := a.capacity(k, win, c)
-		row.Decided = int64(len(decided))
-		return decided, nil
+		return a.capacity(k, win, c), nil
 	}
 	var decided []uint32
 	var st policy.PageState
@@ -62,7 +83,7 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 	var states []policy.PageState // a WindowDecider's (a rationed lopp's) candidates
 	for id := range a.pages {
 		p := &a.pages[id]
-		if !p.Alive || p.out || a.tgts[a.tgt[id]].gone {
+		if !p.Alive || p.out || p.absent || a.tgts[a.tgt[id]].gone {
 			continue
 		}
 		resident++
@@ -98,7 +119,6 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 			}
 		}
 	}
-	row.Decided = int64(len(decided))
 	return decided, nil
 }
 
@@ -106,11 +126,10 @@ func (a *agent) decide(k int, win *trace.Window, row *Row) ([]uint32, error) {
 // controller names; docs/policies.md "lru"), as the simulator does: of the
 // alive pages the agent has not put out that outlive window k (not in its
 // frees), the limit's most recent by policy.MoreRecent stay, and the others
-// are decided, in dense-ID order. A page decided stays decided until its
-// next touch even if the kernel refused it or a guard kept it (it is then
-// no candidate), so that the decisions are the simulator's whatever the
-// kernel did: the ranking never counts a page the model reclaimed, and a
-// refusal's effect is the refused gap's alone, as for other policies.
+// are decided, in dense-ID order. A page decided is absent in the model
+// until its next touch even if the kernel refused it or a guard kept it (it
+// is then no candidate, decide), so the ranking never counts a page the
+// model reclaimed, and a refusal's effect is the refused gap's alone.
 func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
 	freed := make(map[uint32]bool, len(win.Freed))
 	for _, id := range win.Freed {
@@ -119,7 +138,7 @@ func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
 	var cands []policy.PageState
 	for id := range a.pages {
 		p := &a.pages[id]
-		if !p.Alive || p.out || p.ranked || a.tgts[a.tgt[id]].gone || freed[uint32(id)] {
+		if !p.Alive || p.out || p.absent || a.tgts[a.tgt[id]].gone || freed[uint32(id)] {
 			continue
 		}
 		cands = append(cands, policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior})
@@ -127,7 +146,6 @@ func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
 	var decided []uint32
 	for _, st := range policy.RankLRU(cands, c.Limit(a.peak)) {
 		decided = append(decided, st.Page)
-		a.pages[st.Page].ranked = true
 	}
 	slices.Sort(decided)
 	return decided

@@ -11,13 +11,15 @@ import (
 
 // measure reads every target's pagemap once (or takes the tracker's read,
 // [Snapshot]) and counts, for every alive page, what became of the agent's
-// and the kernel's reclaims (the measure stage). It returns the pages the
-// agent had put out that came back without an access.
+// and the kernel's reclaims (the measure stage), and how many of them the
+// model has absent (a.absentAlive: the model's saved page-windows). It
+// returns the pages the agent had put out that came back without an access.
 func (a *agent) measure(row *Row) ([]skip, error) {
 	if err := a.snapshot(row); err != nil {
 		return nil, err
 	}
 	var back []skip
+	a.absentAlive = 0
 	for id := range a.pages {
 		p := &a.pages[id]
 		if !p.Alive || a.tgts[a.tgt[id]].gone {
@@ -25,6 +27,9 @@ func (a *agent) measure(row *Row) ([]skip, error) {
 			continue
 		}
 		row.Alive++
+		if p.absent {
+			a.absentAlive++
+		}
 		e := a.entries[id]
 		present := e&linux.PagemapPresent != 0
 		switch {

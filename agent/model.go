@@ -16,10 +16,11 @@ type page struct {
 	out      bool // the agent put it out and pagemap confirmed it
 	kout     bool // out, not by the agent (kernel reclaim)
 	accessed bool // accessed in the current window
-	// ranked: a capacity decided the page out in its current gap (the
-	// simulator's absent page), whatever the kernel then did with it; it
-	// is no candidate of a capacity again until its next touch (decide.go).
-	ranked bool
+	// absent: the policy decided the page out in its current gap (the
+	// simulator's absent page), whatever the kernel or a guard then did
+	// with it: no candidate again until its next touch (decide.go), and
+	// counted in the model's outcome (promoted, absent) meanwhile.
+	absent bool
 }
 
 // model is the observed trace as the agent follows it: its pages, where
@@ -29,6 +30,9 @@ type model struct {
 	vpn   []uint64
 	tgt   []int32
 	order [][]uint32
+	// promoted counts the current window's model promotions: alive pages
+	// the policy had decided out, accessed (the simulator's rule).
+	promoted int64
 }
 
 // track applies window k's touches (the track stage): new pages are placed
@@ -51,14 +55,18 @@ func (m *model) track(k int, win *trace.Window, where func(uint32) (int, uint64)
 			slices.SortFunc(o, func(x, y uint32) int { return cmp.Compare(m.vpn[x], m.vpn[y]) })
 		}
 	}
+	m.promoted = 0
 	for _, id := range win.Accessed {
 		p := &m.pages[id]
-		p.accessed, p.ranked = true, false
+		if p.Alive && p.absent {
+			m.promoted++
+		}
+		p.accessed, p.absent = true, false
 		p.Touch(k)
 	}
 	for _, id := range win.Born {
 		if p := &m.pages[id]; !p.Alive {
-			p.ranked = false
+			p.absent = false
 			p.Touch(k)
 		}
 	}
@@ -69,7 +77,7 @@ func (m *model) free(win *trace.Window) {
 	for _, id := range win.Freed {
 		if p := &m.pages[id]; p.Alive {
 			p.Free()
-			p.out, p.kout, p.ranked = false, false, false
+			p.out, p.kout, p.absent = false, false, false
 		}
 	}
 }

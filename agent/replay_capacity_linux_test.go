@@ -4,11 +4,7 @@ package agent
 
 import (
 	"context"
-	"encoding/csv"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,30 +30,17 @@ func TestReplayLRUEqualsSimulator(t *testing.T) {
 			t.Fatalf("parse %s: %v %v", spec, ss, err)
 		}
 		run := filepath.Join(dir, "lru-"+ss[0].Params()[2:])
-		opt := DefaultOptions
-		opt.Setting, opt.Window, opt.Dir = ss[0], window, run
-		opt.PSIThreshold = 0 // other tests on this machine may press its memory
-		sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sum.Windows != len(tr.Windows) {
-			t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
-		}
-		c, err := Compare(run, ss[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkExact(t, c, run)
+		checkExact(t, replayFixed(t, tr, path, run, ss[0], 0), run)
 	}
 }
 
-// TestReplaySenpaiEqualsSimulator runs senpai live on a replay workload:
-// every window the agent hands the measured promotions to senpai's loop,
-// which names a capacity; measured equals sim.RunControlled in every
-// window, with the same capacity in force (measured.csv's setting column)
-// and the same switches. The knobs make it probe and back off within the
-// trace's 14 windows.
+// TestReplaySenpaiEqualsSimulator runs senpai live on a replay workload
+// whose first pages are locked: every window the agent hands the model's
+// promotions to senpai's loop, which names a capacity; measured equals
+// sim.RunControlled in every window less the refused pages' effect, with
+// the same capacity in force (measured.csv's setting column) and the same
+// switches. The knobs make it probe and back off within the trace's 14
+// windows.
 func TestReplaySenpaiEqualsSimulator(t *testing.T) {
 	testutil.SetupZram(t, 256<<20)
 	const window = time.Second
@@ -77,112 +60,158 @@ func TestReplaySenpaiEqualsSimulator(t *testing.T) {
 	checkControlledReplay(t, tr, path, filepath.Join(dir, "senpai"), s, want)
 }
 
+// replayLocked is how many of the replay workload's first pages a
+// controller's replay test mlocks: the kernel refuses those the controller
+// decides, so the measured outcome differs from the model's.
+const replayLocked = 600
+
 // checkControlledReplay runs controller c live on the replay workload of
-// tr (run directory run) and checks it against want, the simulator's run
-// on tr: checkExact in every window, and measured.csv's setting column and
-// switches equal to the simulator's.
-//
-// A controller is fed the window's measured outcome (agent.Controlled), so
-// a page the kernel refuses (or swaps back without an access) changes what
-// it sees from the next window on, and with it every later setting: the
-// simulator cannot know the kernel's refusals. So a run with refusals is
-// repeated (up to replayAttempts runs); the first run without any is held
-// to every window. If every run had some, the run whose first refusal came
-// latest is held to every window up to and including that one (the
-// refusal acts after that window's decisions), and the test says how many
-// windows that was.
+// tr (run directory run), its first replayLocked pages locked, and checks it
+// against want, the simulator's run on tr, in every window: checkExact
+// (decisions, and measured = predicted - refused - swapped back in);
+// measured.csv's setting column and switches; and the outcome the
+// controller was fed, which is the simulator's, and is the measured one
+// plus the effect of the refused and returned pages as compare computes it.
+// The refusals must have changed the measured outcome, or the test checks
+// nothing of what the controller is fed.
 func checkControlledReplay(t *testing.T, tr *trace.Trace, path, run string, c policy.Controller, want *sim.Controlled) {
 	t.Helper()
-	const replayAttempts = 3
-	best, bestRun := -1, ""
-	for a := 1; a <= replayAttempts; a++ {
-		dir := fmt.Sprintf("%s-%d", run, a)
-		ctl := replayControlled(t, tr, path, dir, c)
-		first := firstDisturbed(t, dir, len(tr.Windows))
-		if first < 0 {
-			checkControlledRun(t, dir, c, want, ctl, len(tr.Windows))
-			return
+	fc := &fedController{Controller: c}
+	ctl := replayControlled(t, tr, path, run, fc, replayLocked)
+	cmp := checkControlledRun(t, run, c, want, ctl)
+	tot := cmp.Total
+	if tot.Refused == 0 || tot.RefusedPromotions+tot.RefusedSaved == 0 {
+		t.Fatalf("%d pages refused, explaining %d promotions and %d saved page-windows: the measured outcome is the model's, the test checks nothing", tot.Refused, tot.RefusedPromotions, tot.RefusedSaved)
+	}
+	if len(fc.fed) != len(tr.Windows) {
+		t.Fatalf("the controller was fed %d windows, the trace has %d", len(fc.fed), len(tr.Windows))
+	}
+	res := want.Result
+	for w, got := range fc.fed {
+		d := cmp.Windows[w]
+		simOut := policy.Outcome{Promotions: res.Promotions[w], Accessed: res.Accessed[w], Saved: res.SavedPerWindow[w], Alive: res.AlivePerWindow[w]}
+		fromMeasured := policy.Outcome{
+			Promotions: d.Promotions + d.RefusedPromotions + d.SkippedPromotions + d.BackPromotions,
+			Accessed:   d.Accessed,
+			Saved:      d.Saved + d.RefusedSaved + d.SkippedSaved + d.BackSaved,
+			Alive:      res.AlivePerWindow[w],
 		}
-		t.Logf("run %d: the kernel refused or returned a page in window %d; the controller's later inputs differ from the model's", a, first)
-		if first > best {
-			best, bestRun = first, dir
+		if got != simOut || got != fromMeasured {
+			t.Errorf("window %d: the controller was fed %+v, the simulator's outcome is %+v, measured plus the refused pages' effect %+v", w, got, simOut, fromMeasured)
 		}
 	}
-	t.Logf("every run had refusals: %s held to windows 0..%d of %d", bestRun, best, len(tr.Windows))
-	checkControlledRun(t, bestRun, c, want, nil, best+1)
+	t.Logf("%d pages refused: %d promotions and %d saved page-windows the controller was fed and the kernel did not take", tot.Refused, tot.RefusedPromotions, tot.RefusedSaved)
 }
 
-// replayControlled runs controller c on the replay workload of tr into run.
-func replayControlled(t *testing.T, tr *trace.Trace, path, run string, c policy.Controller) *Controlled {
+// fedController is a policy.Controller recording the outcome its run is
+// fed in every window.
+type fedController struct {
+	policy.Controller
+	fed []policy.Outcome
+}
+
+func (f *fedController) NewRun(h trace.Header) policy.ControlRun {
+	return &fedRun{f.Controller.NewRun(h), f}
+}
+
+type fedRun struct {
+	policy.ControlRun
+	f *fedController
+}
+
+func (r *fedRun) EndWindow(w *trace.Window, o policy.Outcome) (policy.Online, error) {
+	r.f.fed = append(r.f.fed, o)
+	return r.ControlRun.EndWindow(w, o)
+}
+
+// replayControlled runs controller c on the replay workload of tr into run,
+// the workload's first lock pages locked.
+func replayControlled(t *testing.T, tr *trace.Trace, path, run string, c policy.Controller, lock int) *Controlled {
 	t.Helper()
 	ctl := NewControlled(c)
 	opt := DefaultOptions
-	opt.Setting, opt.Controller, opt.Window, opt.Dir = ctl.Setting(), ctl, tr.Header.Window, run
-	opt.PSIThreshold = 0 // other tests on this machine may press its memory
-	sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Windows != len(tr.Windows) {
-		t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
-	}
+	opt.Setting, opt.Controller = ctl.Setting(), ctl
+	replayRun(t, tr, path, run, opt, lock)
 	return ctl
 }
 
-// firstDisturbed returns the first window of run in which the kernel
-// refused a page or returned one without an access, or -1.
-func firstDisturbed(t *testing.T, run string, windows int) int {
-	t.Helper()
-	skips, err := readSkipped(filepath.Join(run, SkippedFile), windows, 1<<31)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := -1
-	for _, s := range skips {
-		if (s.cause == CauseBack || strings.HasPrefix(s.cause, "refused:")) && (first < 0 || s.window < first) {
-			first = s.window
-		}
-	}
-	return first
-}
-
-// checkControlledRun checks run's first n windows against want: checkExact,
-// and measured.csv's setting column; with ctl (all windows), the switches.
-func checkControlledRun(t *testing.T, run string, c policy.Controller, want *sim.Controlled, ctl *Controlled, n int) {
+// checkControlledRun checks run against want in every window: checkExact,
+// measured.csv's setting column and the switches (ctl's and measured.csv's).
+// It returns the comparison.
+func checkControlledRun(t *testing.T, run string, c policy.Controller, want *sim.Controlled, ctl *Controlled) *Comparison {
 	t.Helper()
 	cmp, err := CompareControlled(run, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	part := *cmp
-	part.Windows = cmp.Windows[:n]
-	checkExact(t, &part, run)
-	f, err := os.Open(filepath.Join(run, MeasuredFile))
+	checkExact(t, cmp, run)
+	rd, err := ReadRun(run)
 	if err != nil {
 		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := recs[0]
-	if head[len(head)-2] != "setting" || head[len(head)-1] != "switch" {
-		t.Fatalf("measured.csv ends with %v, want setting, switch", head[len(head)-2:])
 	}
 	switches := 0
-	for w, rec := range recs[1 : n+1] {
-		if got := rec[len(rec)-2]; got != want.Settings[w] {
-			t.Errorf("window %d: setting %s, the simulator's %s", w, got, want.Settings[w])
+	for w, r := range rd.Rows {
+		if r.Setting != want.Settings[w] {
+			t.Errorf("window %d: setting %s, the simulator's %s", w, r.Setting, want.Settings[w])
 		}
-		if rec[len(rec)-1] == "1" {
+		if r.Switched {
 			switches++
 		}
 	}
-	if ctl == nil {
-		return
-	}
 	if switches != len(want.Switches) || len(ctl.Switches) != len(want.Switches) {
 		t.Errorf("%d switches in measured.csv, %d in the run, the simulator %d", switches, len(ctl.Switches), len(want.Switches))
+	}
+	return cmp
+}
+
+// TestDryRunControllerFollowsSimulator runs gswap as a dry run on the
+// replay workload: nothing is reclaimed, so nothing is measured, yet the
+// controller is fed the model's outcome (every decided page absent, cause
+// dry) and its settings, switches and decisions are sim.RunControlled's in
+// every window. Fed the measured outcome, it would see no promotion at all.
+func TestDryRunControllerFollowsSimulator(t *testing.T) {
+	const window = 100 * time.Millisecond
+	dir := t.TempDir()
+	tr, path := genTrace(t, dir, window)
+	c, err := policy.ParseController("gswap:budget=100%,min=1,K=90,S=2,history=4", policy.ControllerOptions{Window: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.RunControlled(context.Background(), tr, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Switches) == 0 || want.Result.TotalPromotions() == 0 {
+		t.Fatalf("gswap switches %d times, %d promotions: the test exercises nothing", len(want.Switches), want.Result.TotalPromotions())
+	}
+	fc := &fedController{Controller: c}
+	ctl := NewControlled(fc)
+	opt := DefaultOptions
+	opt.Setting, opt.Controller, opt.DryRun = ctl.Setting(), ctl, true
+	run := filepath.Join(dir, "run")
+	replayRun(t, tr, path, run, opt, 0)
+	cmp, err := CompareControlled(run, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ReadRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := want.Result
+	for w, d := range cmp.Windows {
+		simOut := policy.Outcome{Promotions: res.Promotions[w], Accessed: res.Accessed[w], Saved: res.SavedPerWindow[w], Alive: res.AlivePerWindow[w]}
+		if fc.fed[w] != simOut {
+			t.Errorf("window %d: the controller was fed %+v, the simulator's outcome is %+v", w, fc.fed[w], simOut)
+		}
+		if d.Decided != d.PredDecided || rd.Rows[w].SkippedDry != d.Decided {
+			t.Errorf("window %d: decided %d (%d dry), the simulator %d", w, d.Decided, rd.Rows[w].SkippedDry, d.PredDecided)
+		}
+		if rd.Rows[w].Setting != want.Settings[w] {
+			t.Errorf("window %d: setting %s, the simulator's %s", w, rd.Rows[w].Setting, want.Settings[w])
+		}
+	}
+	if len(ctl.Switches) != len(want.Switches) || cmp.Total.Promotions != 0 {
+		t.Errorf("%d switches, the simulator %d; %d promotions measured in a dry run", len(ctl.Switches), len(want.Switches), cmp.Total.Promotions)
 	}
 }

@@ -90,6 +90,36 @@ func startReplay(t testing.TB, tr *trace.Trace, path string, lock int) *Replay {
 	return r
 }
 
+// replayRun runs the agent with opt on the replay workload of tr (the file
+// path) into run, in the windows of tr, the workload's first lock pages
+// locked, and checks that it ran every window.
+func replayRun(t *testing.T, tr *trace.Trace, path, run string, opt Options, lock int) {
+	t.Helper()
+	opt.Window, opt.Dir = tr.Header.Window, run
+	opt.PSIThreshold = 0 // other tests on this machine may press its memory
+	sum, err := Run(context.Background(), startReplay(t, tr, path, lock), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Windows != len(tr.Windows) {
+		t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
+	}
+}
+
+// replayFixed runs setting s on the replay workload of tr into run (the
+// first lock pages locked) and returns the side-by-side.
+func replayFixed(t *testing.T, tr *trace.Trace, path, run string, s policy.Setting, lock int) *Comparison {
+	t.Helper()
+	opt := DefaultOptions
+	opt.Setting = s
+	replayRun(t, tr, path, run, opt, lock)
+	c, err := Compare(run, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestReplayEqualsSimulator applies age, paw and opp for real to a replay
 // workload on zram swap, in 1 s windows, and checks that what the agent
 // measured is exactly what the simulator predicts on the observed trace:
@@ -110,20 +140,7 @@ func TestReplayEqualsSimulator(t *testing.T) {
 				t.Fatalf("parse %s: %v %v", spec, ss, err)
 			}
 			run := filepath.Join(dir, strings.Split(spec, ":")[0])
-			opt := DefaultOptions
-			opt.Setting, opt.Window, opt.Dir = ss[0], window, run
-			opt.PSIThreshold = 0 // other tests on this machine may press its memory
-			sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum.Windows != len(tr.Windows) {
-				t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
-			}
-			c, err := Compare(run, ss[0])
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := replayFixed(t, tr, path, run, ss[0], 0)
 			checkExact(t, c, run)
 			var sb strings.Builder
 			c.WriteText(&sb)
@@ -149,20 +166,7 @@ func TestReplayLOPPVariantsEqualSimulator(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
 			run := filepath.Join(dir, fmt.Sprint("lopp", i))
-			opt := DefaultOptions
-			opt.Setting, opt.Window, opt.Dir = s, window, run
-			opt.PSIThreshold = 0
-			sum, err := Run(context.Background(), startReplay(t, tr, path, 0), opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum.Windows != len(tr.Windows) {
-				t.Fatalf("%d windows run, the trace has %d", sum.Windows, len(tr.Windows))
-			}
-			c, err := Compare(run, s)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := replayFixed(t, tr, path, run, s, 0)
 			checkExact(t, c, run)
 			var sb strings.Builder
 			c.WriteText(&sb)
@@ -185,16 +189,9 @@ func TestReplayRefusedCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := DefaultOptions
-	opt.Setting, opt.Window, opt.Dir, opt.PSIThreshold = ss[0], window, dir, 0
-	if _, err := Run(context.Background(), startReplay(t, tr, path, lock), opt); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Compare(dir, ss[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkExact(t, c, dir)
+	run := filepath.Join(dir, "run")
+	c := replayFixed(t, tr, path, run, ss[0], lock)
+	checkExact(t, c, run)
 	// The pages the simulator reclaims among the locked ones, per window.
 	want := make([]int64, len(tr.Windows))
 	sim.RunObserved(tr, ss[0], func(p uint32, _, at int) {
@@ -202,7 +199,7 @@ func TestReplayRefusedCounted(t *testing.T) {
 			want[at]++
 		}
 	})
-	f, err := os.Open(filepath.Join(dir, MeasuredFile))
+	f, err := os.Open(filepath.Join(run, MeasuredFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,11 +359,14 @@ func TestReplayCgroupRefaults(t *testing.T) {
 }
 
 // TestReplayAutoEqualsSimulator runs mdk's auto controller for real on the
-// replay workload (zram swap, 1 s windows) and checks the replay tracker's
-// exactness standard: in every window the agent decides the simulator's
-// pages (sim.RunControlled on the observed trace) and measures its
-// promotions and saved page-windows, and measured.csv's setting column is
-// the simulator's setting of every window, with its switches.
+// replay workload (zram swap, 1 s windows, the first 600 pages mlocked so
+// that the kernel refuses some decided pages) and checks the replay
+// tracker's exactness standard: in every window the agent decides the
+// simulator's pages (sim.RunControlled on the observed trace) and measures
+// its promotions and saved page-windows less the refused pages' effect,
+// measured.csv's setting column is the simulator's setting of every window,
+// with its switches, and the controller is fed the simulator's outcome
+// (checkControlledReplay).
 func TestReplayAutoEqualsSimulator(t *testing.T) { replayAutoEqualsSimulator(t) }
 
 // replayAutoEqualsSimulator is TestReplayAutoEqualsSimulator, on the host

@@ -139,7 +139,8 @@ func (r *Row) csvRecord() []string {
 // psi_some_avg10 as -1, not available), so that partial runs stay readable;
 // [ReadRun] says which columns a run must have. A count must not be
 // negative, except -1 in the kernel counters and psi_some_avg10; a
-// percentage is at most 100.
+// percentage is at most 100. A controller's run has its setting and switch
+// columns (Row.Setting, Row.Switched; switch 0 or 1).
 func ReadMeasured(r io.Reader, name string) ([]Row, error) {
 	rows, _, err := readMeasured(r, name)
 	return rows, err
@@ -214,6 +215,18 @@ func readMeasured(r io.Reader, name string) ([]Row, map[string]bool, error) {
 				return nil, nil, fmt.Errorf("%s:%d: %s %d: a count is not negative", name, line, c.name, v)
 			}
 			*c.i = v
+		}
+		if i, ok := idx["setting"]; ok && i < len(rec) {
+			row.Setting = rec[i]
+		}
+		if i, ok := idx["switch"]; ok && i < len(rec) {
+			switch rec[i] {
+			case "0":
+			case "1":
+				row.Switched = true
+			default:
+				return nil, nil, fmt.Errorf("%s:%d: switch: expected 0 or 1, got %q", name, line, rec[i])
+			}
 		}
 		if row.Window != int64(len(rows)) {
 			return nil, nil, fmt.Errorf("%s:%d: window %d, expected %d (windows in order from 0)", name, line, row.Window, len(rows))

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,6 +26,20 @@ func TestRowRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(rows, got); diff != "" {
 		t.Errorf("CSV round trip (-want +got):\n%s", diff)
 	}
+	// A controller's run: its setting and switch columns read back.
+	rows[0].Setting, rows[1].Setting, rows[1].Switched = "none", "age:A=2", true
+	buf.Reset()
+	buf.WriteString(strings.Join(append(Columns(), "setting", "switch"), ",") + "\n")
+	for i, r := range rows {
+		buf.WriteString(strings.Join(append(r.csvRecord(), r.Setting, strconv.Itoa(i)), ",") + "\n")
+	}
+	if got, err = ReadMeasured(&buf, "m.csv"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rows, got); diff != "" {
+		t.Errorf("CSV round trip of a controller's run (-want +got):\n%s", diff)
+	}
+	rows[0].Setting = "" // a fixed setting's row: the columns alone
 	b, _ := rows[0].MarshalJSON()
 	var m map[string]float64
 	if err := json.Unmarshal(b, &m); err != nil || m["refused_locked"] != 1 || m["psi_some_avg10"] != 1.5 || len(m) != len(Columns()) {
@@ -39,6 +54,7 @@ func TestReadMeasuredErrors(t *testing.T) {
 		{"window,alive\n0,x\n", "m.csv:2: alive: expected an integer"},
 		{"window\n1\n", "m.csv:2: window 1, expected 0"},
 		{"window,psi_some_avg10\n0,zz\n", "expected a number"},
+		{"window,setting,switch\n0,none,2\n", "m.csv:2: switch: expected 0 or 1"},
 	} {
 		_, err := ReadMeasured(strings.NewReader(tc.in), "m.csv")
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
