@@ -26,20 +26,20 @@ import (
 // workers equal to its number, one trace.HistWalker each (no helpers)
 // counting into the worker's one histogram; window by window, the workers
 // decode and walk their partitions' window (decompressing a segment's
-// payload when they reach it) while the caller waits, and the caller then
-// drains their histograms into the engines' pipeline. done is false when
-// the engines need more than histograms (a gap-by-gap engine such as
-// lopp's, or lru's, which reads whole windows): Generate then reads the trace merged.
+// payload when they reach it) and drain their histograms while the caller
+// waits, and the caller then merges what they found (PartialWindow.add)
+// and feeds it to the engines (stream.feedWindow): the merge of
+// [Partial.Merge] and [Partial.Results]. done is false when the engines
+// need more than histograms (a gap-by-gap engine such as lopp's, or lru's,
+// which reads whole windows): Generate then reads the trace merged.
 func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settings []policy.Setting, opts Options, room room) (out []*result.Result, done bool, err error) {
 	st, classes, _, err := newEngines(settings)
 	if err != nil {
 		return nil, true, err
 	}
-	for _, e := range st.engines {
-		if _, lru := e.(*lruEngine); lru || e.needsGaps() {
-			st.stop()
-			return nil, false, nil
-		}
+	if !st.histogramsOnly() {
+		st.stop()
+		return nil, false, nil
 	}
 	defer st.stop()
 	st.reserve(pr.Header().Windows, room)
@@ -47,7 +47,12 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	nw := max(1, min(runtime.GOMAXPROCS(0), P))
 	ws := make([]*partWorker, nw)
 	for i := range ws {
-		ws[i] = newPartWorker(pr, classes, i, nw, P)
+		var parts []int
+		for p := i; p < P; p += nw {
+			parts = append(parts, p)
+		}
+		ws[i] = newPartWorker(pr, classes, parts)
+		ws[i].start()
 	}
 	defer func() {
 		for _, w := range ws {
@@ -64,6 +69,7 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 		}
 		wg.Wait()
 	}
+	var sum PartialWindow
 	for {
 		first, n, err := pr.NextSegment()
 		if errors.Is(err, io.EOF) {
@@ -81,25 +87,15 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 					return nil, true, err
 				}
 			}
-			st.p.mark(markNew, w, 0)
 			run(func(pw *partWorker) { pw.window(w) })
-			var accessed, alive int64
+			sum.reset()
 			for _, pw := range ws {
 				if pw.err != nil {
 					return nil, true, pw.err
 				}
-				accessed += pw.accessed
-				alive += pw.alive
+				sum.add(&pw.out)
 			}
-			st.t.accessed = append(st.t.accessed, accessed)
-			st.t.alive = append(st.t.alive, alive)
-			for _, pw := range ws {
-				st.es = pw.hist.Drain(true, st.es[:0])
-				st.p.group(w, true, st.es)
-				st.es = pw.hist.Drain(false, st.es[:0])
-				st.p.group(w+1, false, st.es)
-			}
-			st.p.mark(markEnd, w, accessed)
+			st.feedWindow(w, &sum)
 			windows = w + 1
 			if opts.Progress != nil {
 				opts.Progress(windows, h.Windows)
@@ -107,16 +103,16 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 		}
 	}
 	run(func(pw *partWorker) { pw.finish() })
+	sum.reset()
 	for _, pw := range ws {
-		st.es = pw.hist.Drain(false, st.es[:0])
-		st.p.group(windows, false, st.es)
-		st.t.L += pw.alivePageWins
+		sum.add(&pw.out)
 	}
-	st.stop()
+	st.feedEnd(windows, &sum)
 	return st.results(settings, int64(h.PageSize), 1), true, nil
 }
 
-// partWorker walks some partitions of a trace, on its own goroutine.
+// partWorker walks some partitions of a trace, on its own goroutine
+// (jobs) in generatePartitioned, on the caller's in WalkPartitions.
 type partWorker struct {
 	pr    trace.PartitionedReader
 	parts []int
@@ -124,30 +120,39 @@ type partWorker struct {
 	hist  *trace.GapHistogram // shared by hws: they walk one after the other
 	win   trace.Window
 	jobs  chan func()
-	// The last window's sums over the worker's partitions, and the error.
-	accessed, alive int64
-	alivePageWins   int64
-	err             error
+	// out is the last window's sums and histograms over the worker's
+	// partitions (after finish: the lives still alive at the end, their
+	// open gaps and alive page-windows); err the first error.
+	out PartialWindow
+	err error
 }
 
-func newPartWorker(pr trace.PartitionedReader, classes classAxis, i, n, P int) *partWorker {
-	pw := &partWorker{pr: pr, jobs: make(chan func())}
+// newPartWorker returns a worker of partitions parts, its goroutine not
+// started.
+func newPartWorker(pr trace.PartitionedReader, classes classAxis, parts []int) *partWorker {
+	pw := &partWorker{pr: pr, parts: parts}
 	pw.hist = trace.NewGapHistogram(len(classes.vals)+1, classes.class)
-	for p := i; p < P; p += n {
-		pw.parts = append(pw.parts, p)
+	for range parts {
 		pw.hws = append(pw.hws, trace.NewHistWalker([]*trace.GapHistogram{pw.hist}))
 	}
+	return pw
+}
+
+// start runs the worker's jobs on a goroutine of its own.
+func (pw *partWorker) start() {
+	pw.jobs = make(chan func())
 	go func() {
 		for f := range pw.jobs {
 			f()
 		}
 	}()
-	return pw
 }
 
-// window decodes and walks window w of each of the worker's partitions.
+// window decodes and walks window w of each of the worker's partitions,
+// into out.
 func (pw *partWorker) window(w int) {
-	pw.accessed, pw.alive = 0, 0
+	o := &pw.out
+	o.Accessed, o.Alive = 0, 0
 	if pw.err != nil {
 		return
 	}
@@ -159,22 +164,30 @@ func (pw *partWorker) window(w int) {
 		hw := pw.hws[k]
 		before := hw.Counts.AlivePageWins
 		hw.Window(&pw.win)
-		pw.accessed += int64(len(pw.win.Accessed))
-		pw.alive += hw.Counts.AlivePageWins - before
+		o.Accessed += int64(len(pw.win.Accessed))
+		o.Alive += hw.Counts.AlivePageWins - before
 	}
+	o.Closed = pw.hist.Drain(true, o.Closed[:0])
+	o.Open = pw.hist.Drain(false, o.Open[:0])
 }
 
-// finish ends the lives still alive in the worker's partitions.
+// finish ends the lives still alive in the worker's partitions: out holds
+// their open gaps and, as Alive, every alive page-window of the worker's
+// partitions.
 func (pw *partWorker) finish() {
-	pw.alivePageWins = 0
+	o := &pw.out
+	o.Accessed, o.Alive, o.Closed = 0, 0, o.Closed[:0]
 	for _, hw := range pw.hws {
 		hw.Finish()
-		pw.alivePageWins += hw.Counts.AlivePageWins
+		o.Alive += hw.Counts.AlivePageWins
 	}
+	o.Open = pw.hist.Drain(false, o.Open[:0])
 }
 
 func (pw *partWorker) close() {
-	close(pw.jobs)
+	if pw.jobs != nil {
+		close(pw.jobs)
+	}
 	for _, hw := range pw.hws {
 		hw.Close()
 	}

@@ -60,13 +60,21 @@ func formatNames() string {
 }
 
 // NewReaderAuto returns a reader for r, telling the format by its first
-// bytes. name is used in error messages.
+// bytes. name is used in error messages. If r is an io.ReadSeeker (a file),
+// the reader of a partitioned trace seeks past the partitions it does not
+// read.
 func NewReaderAuto(r io.Reader, name string) (Reader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for _, f := range formats {
 		head, _ := br.Peek(len(f.Magic))
 		if bytes.Equal(head, f.Magic) {
-			return f.NewReader(br, name)
+			out, err := f.NewReader(br, name)
+			if pr, ok := out.(*partReader); ok && err == nil {
+				if rs, ok := r.(io.ReadSeeker); ok {
+					pr.br.seeker = rs // skip unread partitions by seeking
+				}
+			}
+			return out, err
 		}
 	}
 	head, err := br.Peek(16)
@@ -94,9 +102,6 @@ func Open(path string) (Reader, io.Closer, error) {
 	if err != nil {
 		f.Close()
 		return nil, nil, err
-	}
-	if pr, ok := r.(*partReader); ok {
-		pr.br.seeker = f // skip unread partitions by seeking
 	}
 	return r, f, nil
 }

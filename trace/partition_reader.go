@@ -21,6 +21,11 @@ type PartitionedReader interface {
 	// skipping the others' bytes without decoding them. Call it before the
 	// first Read or NextSegment.
 	SelectPartitions(n int)
+	// SelectPartitionRange makes the reader read partitions lo .. hi-1
+	// only (clamped to the trace's), skipping the others' bytes without
+	// decoding them: a worker that walks some of a trace's partitions
+	// (mpc.WalkPartitions). Call it before the first Read or NextSegment.
+	SelectPartitionRange(lo, hi int)
 	// Selected returns the number of partitions read.
 	Selected() int
 	// Partitioning returns the trace's partitions: their number, and the
@@ -41,8 +46,9 @@ type PartitionedReader interface {
 type partReader struct {
 	br      *binaryReader // the file, its header and the next window to return
 	pt      partitioner
-	perPart bool        // version 4: each partition's new pages in its payload
-	nsel    int         // the first nsel partitions are read
+	perPart bool // version 4: each partition's new pages in its payload
+	lo      int  // partitions lo .. nsel-1 are read
+	nsel    int
 	pages   partState   // version 3: the new pages' payload
 	parts   []partState // the partitions'
 	// The current segment.
@@ -116,8 +122,16 @@ func (pr *partReader) CountNew() { pr.count, pr.discard = true, true }
 // DoubleBuffer makes Read alternate between two windows.
 func (pr *partReader) DoubleBuffer() { pr.double = true }
 
-func (pr *partReader) SelectPartitions(n int) { pr.nsel = max(0, min(n, len(pr.parts))) }
-func (pr *partReader) Selected() int          { return pr.nsel }
+func (pr *partReader) SelectPartitions(n int) { pr.SelectPartitionRange(0, n) }
+func (pr *partReader) Selected() int          { return pr.nsel - pr.lo }
+
+func (pr *partReader) SelectPartitionRange(lo, hi int) {
+	pr.nsel = max(0, min(hi, len(pr.parts)))
+	pr.lo = max(0, min(lo, pr.nsel))
+}
+
+// selected reports whether partition p is read.
+func (pr *partReader) selected(p int) bool { return p >= pr.lo && p < pr.nsel }
 
 func (pr *partReader) Partitioning() Partitioning { return pr.br.parts }
 
@@ -143,7 +157,7 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	br := pr.br
 	if pr.n > 0 {
 		// Every selected partition must have been read to the segment's end.
-		for p := range pr.nsel {
+		for p := pr.lo; p < pr.nsel; p++ {
 			ps := &pr.parts[p]
 			if ps.done != pr.n {
 				return 0, 0, fmt.Errorf("trace: %s: partition %d: %d of the segment's %d windows read before the next segment", br.name, p, ps.done, pr.n)
@@ -242,7 +256,7 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	}
 	for p := range pr.parts {
 		ps := &pr.parts[p]
-		if p < pr.nsel {
+		if pr.selected(p) {
 			if ps.comp, err = br.readGrowing(ps.comp, ps.c, ps.off, fmt.Sprintf(" partition %d payload", p)); err != nil {
 				return 0, 0, err
 			}
@@ -322,7 +336,7 @@ func (pr *partReader) readPages() error {
 			pr.touched = append(pr.touched, p)
 		}
 		pr.cnt[p]++
-		if keep && p < pr.nsel {
+		if keep && pr.selected(p) {
 			pr.parts[p].idx = append(pr.parts[p].idx, int32(len(pr.segPages)))
 			pr.segPages = append(pr.segPages, pg)
 			pr.segPart = append(pr.segPart, uint16(p))
@@ -337,7 +351,7 @@ func (pr *partReader) readPages() error {
 		}
 		total += n
 		for _, p := range pr.touched {
-			if p < pr.nsel {
+			if pr.selected(p) {
 				pr.parts[p].runs = append(pr.parts[p].runs, newRun{uint32(k), pr.cnt[p]})
 			}
 			pr.cnt[p] = 0
@@ -386,8 +400,8 @@ func (pr *partReader) ready(ps *partState, what string) error {
 
 // PartitionWindow decodes partition p's next window of the segment.
 func (pr *partReader) PartitionWindow(p int, win *Window, count bool) error {
-	if p < 0 || p >= pr.nsel {
-		return fmt.Errorf("trace: %s: partition %d not selected (%d of %d)", pr.br.name, p, pr.nsel, len(pr.parts))
+	if !pr.selected(p) {
+		return fmt.Errorf("trace: %s: partition %d not selected (%d..%d of %d)", pr.br.name, p, pr.lo, pr.nsel-1, len(pr.parts))
 	}
 	ps := &pr.parts[p]
 	if ps.err != nil {
@@ -489,7 +503,7 @@ func (pr *partReader) read() (*Window, error) {
 		return nil, err
 	}
 	if k+1 == pr.n {
-		for p := range pr.nsel {
+		for p := pr.lo; p < pr.nsel; p++ {
 			ps := &pr.parts[p]
 			if ps.d.i != len(ps.d.p) {
 				return nil, pr.corrupt(ps.off, w-1, nil, "partition %d payload: %d unexpected bytes after window %d", p, len(ps.d.p)-ps.d.i, w)
@@ -510,7 +524,7 @@ func (pr *partReader) read3(k int, out *Window) error {
 	// The selected partitions' new pages, in (space, page) order (when
 	// they are counted, the order of their IDs does not matter).
 	if pr.count {
-		for p := range pr.nsel {
+		for p := pr.lo; p < pr.nsel; p++ {
 			ps := &pr.parts[p]
 			if ps.rc < len(ps.runs) && ps.runs[ps.rc].k == uint32(k) {
 				for range ps.runs[ps.rc].n {
@@ -532,7 +546,7 @@ func (pr *partReader) read3(k int, out *Window) error {
 		br.pages = append(br.pages, out.New...)
 	}
 	sc := &pr.scratch
-	for p := range pr.nsel {
+	for p := pr.lo; p < pr.nsel; p++ {
 		if err := pr.PartitionWindow(p, sc, true); err != nil {
 			return err
 		}
@@ -565,7 +579,7 @@ func (pr *partReader) read4(out *Window) error {
 		pr.psc = make([]Window, pr.nsel)
 	}
 	pr.heads = pr.heads[:0]
-	for p := range pr.nsel {
+	for p := pr.lo; p < pr.nsel; p++ {
 		sc := &pr.psc[p]
 		if err := pr.PartitionWindow(p, sc, pr.count); err != nil {
 			return err
@@ -611,7 +625,7 @@ func (pr *partReader) read4(out *Window) error {
 			br.pages = append(br.pages, out.New...)
 		}
 	}
-	for p := range pr.nsel {
+	for p := pr.lo; p < pr.nsel; p++ {
 		pr.appendLists(out, p, &pr.psc[p])
 	}
 	return nil
