@@ -168,6 +168,13 @@ func (p *Plan) run(ctx context.Context, name string, r trace.Reader) (JobResult,
 		}
 		ctl[i] = c
 	}
+	return p.job(name, runs, ctl)
+}
+
+// job computes a job's numbers (steps 3 to 5 of Run) from its runs: one
+// result per setting of Plan.All, then each controller's.
+func (p *Plan) job(name string, runs []*result.Result, ctl []*sim.Controlled) (JobResult, error) {
+	jr := JobResult{Job: name}
 	// 3.
 	var r0 *result.Result
 	if len(runs) > 0 {

@@ -273,7 +273,8 @@ func (p *Partial) Results(ctx context.Context, settings []policy.Setting) ([]*re
 	if !p.Complete() {
 		return nil, fmt.Errorf("mpc: the partials merged hold partitions %v of %d, not all of them", p.Ranges, p.Partitions.Count)
 	}
-	if err := newRoom(len(settings)).check(len(p.Windows)); err != nil {
+	room := newRoom(len(settings))
+	if err := room.check(len(p.Windows)); err != nil {
 		return nil, err
 	}
 	st, classes, _, err := newEngines(settings)
@@ -281,6 +282,7 @@ func (p *Partial) Results(ctx context.Context, settings []policy.Setting) ([]*re
 		return nil, err
 	}
 	defer st.stop()
+	st.reserve(len(p.Windows), room)
 	if !st.histogramsOnly() {
 		return nil, ErrNotMergeable
 	}

@@ -64,6 +64,7 @@ func main() {
 	window := fs.String("window", "", "window `length` of every trace (default: the first trace's)")
 	tierName := fs.String("tier", "", "far tier `NAME|FILE` (cxl, ssd, zram, zswap or a tier file from mdk calibrate): net bytes freed and slowdown (docs/tiers.md)")
 	model := fs.String("model", "", "L-OPP model `FILE` (mdk lopp train) for lopp specs, the same for every job, shipped to the workers in the config")
+	split := fs.Int("split", 0, "cut each partitioned trace (mdk convert --partitions) into at most `N` pieces of its partitions, walked by separate workers and merged exactly (0: a piece per partition; 1: whole traces)")
 	logLevel := fs.String("log-level", "warn", "Beam's log `level`: debug, info, warn or error")
 	helpBeam := fs.Bool("help-beam", false, "list Beam's flags (--runner, --endpoint, ...) and exit")
 	// mdk fleet's flags that mean nothing on Beam, accepted so that its
@@ -126,8 +127,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "mdk-fleet: %v\n", err)
 		os.Exit(1)
 	}
+	if fs.Changed("split") && *split != 1 {
+		if plan, err := cfg.Compile(); err == nil && plan.SplitReason() != "" {
+			fmt.Fprintf(os.Stderr, "mdk-fleet: note: --split: partitioned traces run whole (%s)\n", plan.SplitReason())
+		}
+	}
 	p, s := beam.NewPipelineWithRoot()
-	if err := fleetbeam.Build(s, cfg, jobs, *out); err != nil {
+	if err := fleetbeam.Build(s, cfg, jobs, *out, *split); err != nil {
 		fmt.Fprintf(os.Stderr, "mdk-fleet: %v\n", err)
 		os.Exit(2)
 	}

@@ -37,7 +37,12 @@ import (
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(fleet.JobResult{}), encodeJob, decodeJob)
 	beam.RegisterCoder(reflect.TypeOf(fleet.Acc{}), encodeAcc, decodeAcc)
-	beam.RegisterType(reflect.TypeOf((*runJobFn)(nil)).Elem())
+	beam.RegisterCoder(reflect.TypeOf(fleet.PartState{}), encodePart, decodePart)
+	beam.RegisterType(reflect.TypeOf(fleet.Piece{}))
+	beam.RegisterType(reflect.TypeOf((*splitFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*walkFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*finishFn)(nil)).Elem())
+	beam.RegisterFunction(mergeParts)
 	beam.RegisterType(reflect.TypeOf((*accsFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*writeFn)(nil)).Elem())
 	beam.RegisterFunction(mergeAccs)
@@ -48,6 +53,12 @@ func decodeJob(b []byte) (fleet.JobResult, error) {
 	var j fleet.JobResult
 	err := json.Unmarshal(b, &j)
 	return j, err
+}
+func encodePart(st fleet.PartState) ([]byte, error) { return st.MarshalBinary() }
+func decodePart(b []byte) (fleet.PartState, error) {
+	var st fleet.PartState
+	err := st.UnmarshalBinary(b)
+	return st, err
 }
 func encodeAcc(a fleet.Acc) ([]byte, error) { return json.Marshal(a) }
 func decodeAcc(b []byte) (fleet.Acc, error) {
@@ -119,32 +130,69 @@ func Source(ctx context.Context) fleet.Source {
 	}
 }
 
-// runJobFn runs the plan over one trace.
-type runJobFn struct {
+// planned is embedded by the DoFns that run the plan: its config travels
+// with them, and each worker compiles it once.
+type planned struct {
 	Config fleet.Config `json:"config"`
 	plan   *fleet.Plan
 }
 
-func (f *runJobFn) Setup() error {
+func (f *planned) Setup() error {
 	var err error
 	f.plan, err = f.Config.Compile()
 	return err
 }
 
-func (f *runJobFn) ProcessElement(ctx context.Context, job string) (fleet.JobResult, error) {
-	return f.plan.RunJob(ctx, job, Open)
+// splitFn cuts a job into pieces (fleet.Plan.Pieces): groups of its
+// trace's partitions, or the whole job.
+type splitFn struct {
+	planned
+	Split int `json:"split"`
+}
+
+func (f *splitFn) ProcessElement(ctx context.Context, job string, emit func(fleet.Piece)) {
+	for _, pc := range f.plan.Pieces(ctx, job, Open, f.Split) {
+		emit(pc)
+	}
+}
+
+// walkFn runs a whole job (to its result), or walks a piece of its
+// partitions (to its state, keyed by job).
+type walkFn struct {
+	planned
+}
+
+func (f *walkFn) ProcessElement(ctx context.Context, pc fleet.Piece, whole func(fleet.JobResult), part func(string, fleet.PartState)) error {
+	if pc.Whole() {
+		jr, err := f.plan.RunJob(ctx, pc.Job, Open)
+		if err != nil {
+			return err
+		}
+		whole(jr)
+		return nil
+	}
+	st, err := f.plan.WalkPiece(ctx, pc, Open)
+	if err != nil {
+		return err
+	}
+	part(pc.Job, st)
+	return nil
+}
+
+func mergeParts(a, b fleet.PartState) fleet.PartState { return fleet.MergeParts(a, b) }
+
+// finishFn turns a job's merged partitions into its result.
+type finishFn struct {
+	planned
+}
+
+func (f *finishFn) ProcessElement(ctx context.Context, _ string, st fleet.PartState) (fleet.JobResult, error) {
+	return f.plan.FinishJob(ctx, st)
 }
 
 // accsFn emits a job's accumulators keyed by fleet key.
 type accsFn struct {
-	Config fleet.Config `json:"config"`
-	plan   *fleet.Plan
-}
-
-func (f *accsFn) Setup() error {
-	var err error
-	f.plan, err = f.Config.Compile()
-	return err
+	planned
 }
 
 func (f *accsFn) ProcessElement(j fleet.JobResult, emit func(string, fleet.Acc)) {
@@ -212,15 +260,22 @@ func WriteDir(ctx context.Context, fl *fleet.Fleet, dir string) error {
 }
 
 // Build adds the fleet pipeline to s: jobs (trace paths or URLs, one element
-// each) in, the fleet's files in out. cfg must compile.
+// each) in, the fleet's files in out. cfg must compile. A partitioned
+// trace is cut into at most split pieces of its partitions (0: one per
+// partition; 1: none), when the plan allows (fleet.Plan.Pieces).
 //
 //  1. Create one element per job, reshuffled so a runner spreads them.
-//  2. ParDo: run the plan over each trace (one pass of mpc per trace).
-//  3. ParDo: the job's accumulators, keyed by fleet key.
-//  4. CombinePerKey: merge them (sums of integers and exact rationals).
-//  5. ParDo over one impulse, with the merged accumulators and the job
+//  2. ParDo: cut each job into pieces (its trace's header read), reshuffled.
+//  3. ParDo: run the plan over each whole job (one pass of mpc per trace)
+//     to its result; walk each piece of partitions (mpc.WalkPartitions)
+//     to its state, keyed by job.
+//  4. CombinePerKey: merge each job's states (mpc.Partial.Merge), then
+//     ParDo: the job's result from its merged state (mpc.Partial.Results).
+//  5. ParDo: each job's accumulators, keyed by fleet key.
+//  6. CombinePerKey: merge them (sums of integers and exact rationals).
+//  7. ParDo over one impulse, with the merged accumulators and the job
 //     results as side inputs: build the fleet view, write the files.
-func Build(s beam.Scope, cfg fleet.Config, jobs []string, out string) error {
+func Build(s beam.Scope, cfg fleet.Config, jobs []string, out string, split int) error {
 	if _, err := cfg.Compile(); err != nil {
 		return err
 	}
@@ -228,9 +283,15 @@ func Build(s beam.Scope, cfg fleet.Config, jobs []string, out string) error {
 		return fmt.Errorf("fleet: no jobs")
 	}
 	s = s.Scope("mdk-fleet")
+	if split < 0 {
+		return fmt.Errorf("fleet: split %d: want 0 (a piece per partition), 1 (whole traces) or more", split)
+	}
 	paths := beam.Reshuffle(s, beam.CreateList(s, jobs))
-	results := beam.ParDo(s, &runJobFn{Config: cfg}, paths)
-	keyed := beam.ParDo(s, &accsFn{Config: cfg}, results)
+	pieces := beam.Reshuffle(s, beam.ParDo(s, &splitFn{planned: planned{Config: cfg}, Split: split}, paths))
+	whole, parts := beam.ParDo2(s, &walkFn{planned{Config: cfg}}, pieces)
+	finished := beam.ParDo(s, &finishFn{planned{Config: cfg}}, beam.CombinePerKey(s, mergeParts, parts))
+	results := beam.Flatten(s, whole, finished)
+	keyed := beam.ParDo(s, &accsFn{planned{Config: cfg}}, results)
 	merged := beam.DropKey(s, beam.CombinePerKey(s, mergeAccs, keyed))
 	beam.ParDo0(s, &writeFn{Config: cfg, Out: out}, beam.Impulse(s),
 		beam.SideInput{Input: merged}, beam.SideInput{Input: results})

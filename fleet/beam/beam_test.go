@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -35,7 +38,7 @@ func TestPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := fleet.Config{Policies: specs, SLO: "max_pr<=2%", Window: trace.DefaultWindow}
-	beamOut := runPipeline(t, cfg, paths, filepath.Join(dir, "beam-out"))
+	beamOut := runPipeline(t, cfg, paths, filepath.Join(dir, "beam-out"), 0)
 
 	// The numbers, against per-trace mpc runs summed here.
 	plan, err := cfg.Compile()
@@ -105,7 +108,7 @@ func TestPipelineControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := fleet.Config{Policies: []string{"age:A=0..12/3", "auto:age,A=0..12,slo=max_pr<=5%,history=6,every=2"}, SLO: "max_pr<=2%", Window: trace.DefaultWindow}
-	beamOut := runPipeline(t, cfg, paths, filepath.Join(dir, "beam-out"))
+	beamOut := runPipeline(t, cfg, paths, filepath.Join(dir, "beam-out"), 0)
 	plan, err := cfg.Compile()
 	if err != nil {
 		t.Fatal(err)
@@ -124,11 +127,12 @@ func TestPipelineControllers(t *testing.T) {
 }
 
 // runPipeline runs the fleet pipeline of cfg over paths on the test runner,
+// partitioned traces cut into at most split pieces (fleetbeam.Build),
 // writing into out, and returns out.
-func runPipeline(t *testing.T, cfg fleet.Config, paths []string, out string) string {
+func runPipeline(t *testing.T, cfg fleet.Config, paths []string, out string, split int) string {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
-	if err := fleetbeam.Build(s, cfg, paths, out); err != nil {
+	if err := fleetbeam.Build(s, cfg, paths, out, split); err != nil {
 		t.Fatal(err)
 	}
 	if err := ptest.Run(p); err != nil {
@@ -149,6 +153,53 @@ func sameFiles(t *testing.T, f *fleet.Fleet, beamOut, localOut string) {
 		b, err2 := os.ReadFile(filepath.Join(localOut, name))
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s: Beam and local outputs differ (%v, %v)", name, err1, err2)
+		}
+	}
+}
+
+// TestPipelineSplit runs on prism a fleet of traces of every gen model and
+// a real trace, each partitioned into 64 partitions and cut into pieces
+// (one per partition, then 5 per trace) walked by separate workers and
+// merged per job, beside their unpartitioned copies (run whole), and wants
+// the bytes of mdk fleet --local (which runs each partitioned trace on
+// every core of one machine): every job's curve, tuning and the fleet's
+// sums, integer for integer.
+func TestPipelineSplit(t *testing.T) {
+	dir := t.TempDir()
+	parts, whole, err := fleettest.WritePartitioned(dir, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := append(slices.Clone(parts), whole...)
+	cfg := fleet.Config{Policies: specs, SLO: "max_pr<=2%", Window: trace.DefaultWindow}
+	plan, err := cfg.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(plan.Pieces(context.Background(), parts[0], fleet.OpenFile, 0)); n != 64 {
+		t.Fatalf("%s: %d pieces, want 64", parts[0], n)
+	}
+	f, err := plan.RunLocal(context.Background(), paths, fleet.OpenFile, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, split := range []int{0, 5} {
+		out := runPipeline(t, cfg, paths, filepath.Join(dir, fmt.Sprint("beam-out-", split)), split)
+		sameFiles(t, f, out, filepath.Join(dir, "local-out"))
+	}
+	// The partitioned and unpartitioned copies' curves are the same.
+	b, err := os.ReadFile(filepath.Join(dir, "local-out", "curves.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		job, rest, _ := strings.Cut(line, ",")
+		rows[job] = append(rows[job], rest)
+	}
+	for i := range parts {
+		if !slices.Equal(rows[parts[i]], rows[whole[i]]) || len(rows[parts[i]]) == 0 {
+			t.Errorf("%s: its curve differs from %s's", parts[i], whole[i])
 		}
 	}
 }

@@ -35,7 +35,7 @@ func BenchmarkPrism(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				p, s := beam.NewPipelineWithRoot()
 				out := filepath.Join(dir, fmt.Sprintf("out-%d-%d", n, i))
-				if err := fleetbeam.Build(s, cfg, jobs, out); err != nil {
+				if err := fleetbeam.Build(s, cfg, jobs, out, 0); err != nil {
 					b.Fatal(err)
 				}
 				if err := ptest.Run(p); err != nil {

@@ -4,14 +4,17 @@
 package fleettest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"mdk/gen"
+	"mdk/importer"
 	"mdk/mpc"
 	"mdk/policy"
 	"mdk/result"
@@ -123,4 +126,68 @@ func run(path string, settings []policy.Setting) ([]*result.Result, error) {
 	}
 	defer c.Close()
 	return mpc.Generate(context.Background(), r, settings, mpc.Options{})
+}
+
+// WritePartitioned writes every gen model's trace (pages and seeds
+// varying) and a real trace of importer/testdata (cloudPhysicsIO in
+// oracleGeneral, 30 s windows) to dir, each twice: partitioned into
+// partitions (binary version 4, mdk convert --partitions) and
+// unpartitioned; it returns the two lists of paths, in the same order.
+func WritePartitioned(dir string, partitions int) (parts, whole []string, err error) {
+	var trs []*trace.Trace
+	var names []string
+	for i, m := range gen.Models {
+		cfg := gen.DefaultConfig
+		cfg.Model, cfg.Pages, cfg.Windows, cfg.Seed = m, 2000+500*i, 60+10*i, uint64(i+1)
+		tr, err := trace.ReadAll(gen.NewReader(cfg))
+		if err != nil {
+			return nil, nil, err
+		}
+		trs, names = append(trs, tr), append(names, "gen-"+m)
+	}
+	_, self, _, _ := runtime.Caller(0)
+	real := filepath.Join(filepath.Dir(self), "../../importer/testdata/cloudPhysicsIO.oracleGeneral.bin")
+	data, err := os.ReadFile(real)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := importer.Import(context.Background(), "oracle-general", bytes.NewReader(data), real, importer.Options{Window: 30 * time.Second},
+		func(h trace.Header) (trace.Writer, error) { return trace.NewBinaryWriter(&buf, h) }); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", real, err)
+	}
+	r, err := trace.NewBinaryReader(&buf, real)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := trace.ReadAll(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	trs, names = append(trs, tr), append(names, "cloudPhysicsIO")
+	for i, tr := range trs {
+		for _, p := range []int{partitions, 0} {
+			path := filepath.Join(dir, fmt.Sprintf("%s-p%d.mdkt", names[i], p))
+			var buf bytes.Buffer
+			w, err := trace.NewPartitionedWriter(&buf, tr.Header, trace.Partitioning{Count: p, Seed: trace.DefaultPartitionSeed})
+			if p == 0 {
+				w, err = trace.NewBinaryWriter(&buf, tr.Header)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if _, err := trace.Copy(w, tr.NewReader()); err != nil {
+				return nil, nil, err
+			}
+			if err := os.WriteFile(path, buf.Bytes(), 0o666); err != nil {
+				return nil, nil, err
+			}
+			if p == 0 {
+				whole = append(whole, path)
+			} else {
+				parts = append(parts, path)
+			}
+		}
+	}
+	return parts, whole, nil
 }
