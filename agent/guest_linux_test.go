@@ -3,12 +3,8 @@
 package agent
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +14,7 @@ import (
 	"mdk/internal/vmtest"
 	"mdk/linux"
 	"mdk/policy"
+	"mdk/trace"
 	"mdk/workload"
 )
 
@@ -67,7 +64,7 @@ func TestGuestAgentLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hello := startLive(t, path, window)
+			hello := startLive(t, tr, path, window)
 			it, err := NewIdle(linux.NewFS("/proc", "/sys"), []int{hello.PID}, window)
 			if err != nil {
 				t.Fatal(err)
@@ -116,30 +113,16 @@ func abs(x int64) int64 {
 }
 
 // startLive starts this test binary as the self-clocked replay workload of
-// path (its own clock, window) and returns its hello; the workload ends
-// when the test does.
-func startLive(t *testing.T, path string, window time.Duration) workload.Hello {
+// tr (the file path; its own clock, window) and returns its hello; the
+// workload ends when the test does.
+func startLive(t *testing.T, tr *trace.Trace, path string, window time.Duration) workload.Hello {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "MDK_TEST_WORKLOAD="+path, "MDK_TEST_CLOCK="+window.String())
-	cmd.Stderr = os.Stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	r, err := StartReplay(tr, []string{"env", "MDK_TEST_WORKLOAD=" + path, "MDK_TEST_CLOCK=" + window.String(), os.Args[0]}, os.Stderr)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { in.Close(); cmd.Wait() })
-	rd := bufio.NewReader(out)
-	line, err := rd.ReadBytes('\n')
-	var hello workload.Hello
-	if err == nil {
-		err = json.Unmarshal(line, &hello)
-	}
-	if err != nil {
-		t.Fatalf("workload: %v", err)
-	}
-	go io.Copy(io.Discard, rd)
-	return hello
+	t.Cleanup(func() { r.Close() })
+	return r.hello
 }
 
 // TestGuestAgentDamon applies age, live, with the DAMON tracker (its
@@ -162,13 +145,13 @@ func TestGuestAgentDamon(t *testing.T) {
 	testutil.SetupZram(t, 128<<20)
 	const window, windows = 2 * time.Second, 5
 	dir := t.TempDir()
-	_, path := genTrace(t, dir, window)
+	tr, path := genTrace(t, dir, window)
 	spec := "age:A=1"
 	ss, err := policy.Parse(spec, window)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hello := startLive(t, path, window)
+	hello := startLive(t, tr, path, window)
 	dt, err := NewDamon(context.Background(), fsys, hello.PID, window)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // never one of its own layer or above. A new package must be given a layer
 // here and drawn in the diagram.
 var layers = [][]string{
-	{"trace", "result", "linux", "internal/outfile", "internal/testsum", "internal/vmtest", "internal/vmtest/workload", "internal/e2e"},
+	{"trace", "result", "linux", "internal/outfile", "internal/testsum", "internal/vmtest", "internal/vmtest/workload", "internal/e2e", "internal/agentguest"},
 	{"policy", "tier", "stats", "gen", "importer", "workload", "internal/testutil", "internal/memlimit", "gbdt", "internal/vmtest/workload/mdk-workload"},
 	{"sim", "mpc", "lopp", "collect", "calibrate"},
 	{"verify", "tune", "agent", "headroom"},
