@@ -66,3 +66,30 @@ func TestControllersSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestControllersSentenceOnTier: with --tier on a promotion-rate axis mdk
+// mpc prints the controllers' points and sentences after the tier's table,
+// the same as without a tier, and senpai's, which needs one.
+func TestControllersSentenceOnTier(t *testing.T) {
+	const path = "../../testdata/example.txt"
+	sentences := func(args ...string) []string {
+		code, out, errOut := run(t, "", append([]string{"mpc", path}, args...)...)
+		if code != 0 {
+			t.Fatalf("mpc %v: exit %d: %s", args, code, errOut)
+		}
+		var s []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "controller ") || strings.Contains(l, " saves ") {
+				s = append(s, l)
+			}
+		}
+		return s
+	}
+	plain, tiered := sentences("-p", "damos"), sentences("-p", "damos", "--tier", "zram")
+	if len(plain) != 2 || strings.Join(plain, "\n") != strings.Join(tiered, "\n") {
+		t.Errorf("mdk mpc -p damos prints\n%s\nand with --tier zram\n%s", strings.Join(plain, "\n"), strings.Join(tiered, "\n"))
+	}
+	if s := sentences("-p", "senpai:min_size=0", "--tier", "zram"); len(s) != 2 || !strings.HasPrefix(s[1], "senpai:min_size=0 saves ") {
+		t.Errorf("mdk mpc -p senpai:min_size=0 --tier zram prints %q, want its point and sentence", s)
+	}
+}

@@ -248,7 +248,12 @@ func runMPC(e *env, o mpcOptions, path string) error {
 		return err
 	}
 	if t != nil {
-		return writeTierMPC(e, o, rs, x, targets, t, window)
+		if err := writeTierMPC(e, o, rs, x, targets, t, window); err != nil || o.csv || o.json || x.Metric != "" {
+			return err
+		}
+		// A promotion-rate axis: the controllers' points as without a
+		// tier (senpai needs one).
+		return writeControllerPoints(e, rs, ageRef, x.Stat, o.policies)
 	}
 	st := x.Stat
 	if o.plot != "" {
