@@ -54,7 +54,8 @@ func controllerTraces(t *testing.T, cfg gen.Config, real bool) []ctlTrace {
 // besides its defaults (docs/controllers.md): gswap's budget x K x min;
 // damos's min_age with no quota, under a promotion-rate goal of 0.5% or
 // 2%, and under a quota of a sixteenth of the trace's pages per window;
-// senpai's pressure (10 us to 10 ms of stall per 6 s interval) x max_probe.
+// senpai's pressure (10 us to 10 ms of stall per 6 s interval) x max_probe,
+// with min_size=0 on a trace smaller than its default floor.
 func controllerGrid(name string, tr *trace.Trace) []string {
 	var out []string
 	switch name {
@@ -81,9 +82,15 @@ func controllerGrid(name string, tr *trace.Trace) []string {
 			}
 		}
 	case "senpai":
+		// On a trace whose pages all fit under min_size's floor senpai
+		// never reclaims: there the grid has no floor.
+		floor := ""
+		if int64(len(tr.Pages))*int64(tr.Header.PageSize) < policy.SenpaiMinSize {
+			floor = ",min_size=0"
+		}
 		for _, p := range []string{"10us", "30us", "100us", "300us", "1ms", "10ms"} {
 			for _, mp := range []string{"1%", "10%"} {
-				out = append(out, fmt.Sprintf("senpai:pressure=%s,max_probe=%s", p, mp))
+				out = append(out, fmt.Sprintf("senpai:pressure=%s,max_probe=%s%s", p, mp, floor))
 			}
 		}
 	}
@@ -329,8 +336,9 @@ func checkSimCLI(t *testing.T, path string, r ctlRow) {
 // paw's best settings (their default grids on mpc's curves) at the
 // controller's realised max_pr and OPP at its covering rate. By default it
 // runs on small gen traces (2,000 pages, 60 windows) and prints nothing;
-// with MDK_CONTROLLER_TABLE=1 on the gen models at mdk gen's defaults and
-// the real traces, and prints the table:
+// with MDK_CONTROLLER_TABLE=1 on the gen models at 10,000 pages (mdk gen's
+// other defaults: 240 windows of 30 s) and the real traces, and prints the
+// table:
 //
 //	MDK_CONTROLLER_TABLE=1 go test ./verify -run TestControllerTable -v -timeout 2h
 //
@@ -339,6 +347,7 @@ func checkSimCLI(t *testing.T, path string, r ctlRow) {
 func TestControllerTable(t *testing.T) {
 	full := os.Getenv("MDK_CONTROLLER_TABLE") != ""
 	cfg := gen.DefaultConfig
+	cfg.Pages = 10000
 	if !full {
 		cfg.Pages, cfg.Windows = 2000, 60
 	}
