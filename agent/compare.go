@@ -74,6 +74,8 @@ type Comparison struct {
 	SlowTouches, SlowNS int64
 	// Skips and refusals by cause, over the run.
 	Causes map[string]int64
+	// Memory is the run's memory as the kernel counts it, per window.
+	Memory Memory
 
 	trace *trace.Trace // the observed trace
 }
@@ -205,6 +207,7 @@ func compare(dir string, predict func(t *trace.Trace) (*result.Result, []int64, 
 		t.KernelIn += d.KernelIn
 		t.SwapInOther += d.SwapInOther
 	}
+	cmp.Memory = memoryOf(rows, pred.AlivePerWindow, pred.PageSize)
 	return cmp, nil
 }
 
@@ -254,6 +257,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		{"savings", pct(p.Savings()), pct(m.Savings())},
 	} {
 		fmt.Fprintf(w, "%-16s %12s %12s\n", s[0], s[1], s[2])
+	}
+	fmt.Fprintln(w)
+	if err := c.Memory.WriteText(w); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	for _, line := range c.Explain() {
@@ -349,7 +356,7 @@ func (c *Comparison) writeCSV(w io.Writer, extra []string, more func(i int) []st
 	cw := csv.NewWriter(w)
 	cw.Write(append([]string{"window", "accessed", "pred_decided", "decided", "pred_promotions", "promotions", "pred_saved", "saved",
 		"refused", "refused_promotions", "refused_saved", "skipped_promotions", "skipped_saved", "back_promotions", "back_saved",
-		"residual_promotions", "residual_saved", "kernel_out", "kernel_in", "swapin_other"}, extra...))
+		"residual_promotions", "residual_saved", "kernel_out", "kernel_in", "swapin_other"}, append(slices.Clone(memoryColumns), extra...)...))
 	for i, d := range c.Windows {
 		rec := []int64{int64(d.Window), d.Accessed, d.PredDecided, d.Decided, d.PredPromotions, d.Promotions, d.PredSaved, d.Saved,
 			d.Refused, d.RefusedPromotions, d.RefusedSaved, d.SkippedPromotions, d.SkippedSaved, d.BackPromotions, d.BackSaved,
@@ -358,6 +365,7 @@ func (c *Comparison) writeCSV(w io.Writer, extra []string, more func(i int) []st
 		for j, v := range rec {
 			s[j] = strconv.FormatInt(v, 10)
 		}
+		s = append(s, c.Memory.csv(i)...)
 		if more != nil {
 			s = append(s, more(i)...)
 		}
@@ -389,6 +397,7 @@ type comparisonJSON struct {
 	PswpIn      int64              `json:"pswpin"`
 	PswpOut     int64              `json:"pswpout"`
 	RefaultAnon int64              `json:"refault_anon"`
+	Memory      Memory             `json:"memory"`
 	Explain     []string           `json:"explain"`
 	Windows     []WindowDiff       `json:"windows"`
 }
@@ -396,7 +405,7 @@ type comparisonJSON struct {
 func (c *Comparison) jsonObject() comparisonJSON {
 	stats := resultStats
 	return comparisonJSON{c.Info.Setting, c.Info.Window, c.Info.Tracker, c.Info.Kernel, stats(c.Predicted), stats(c.Measured),
-		c.Total, c.Causes, c.MajFlt, c.PswpIn, c.PswpOut, c.RefaultAnon, c.Explain(), c.Windows}
+		c.Total, c.Causes, c.MajFlt, c.PswpIn, c.PswpOut, c.RefaultAnon, c.Memory, c.Explain(), c.Windows}
 }
 
 // resultStats is a result's totals and PR statistics, as the JSON outputs

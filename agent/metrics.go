@@ -22,6 +22,7 @@ type Metrics struct {
 	alive     prometheus.Gauge
 	kernelOut prometheus.Gauge
 	zram      prometheus.Gauge
+	rss, swap prometheus.Gauge
 	psi       prometheus.Gauge
 	cpu       prometheus.Counter
 	lastCPU   prometheus.Gauge
@@ -56,6 +57,8 @@ func NewMetrics(setting string) *Metrics {
 		alive:     g("alive_pages", "Alive pages of the targets in the last window."),
 		kernelOut: g("kernel_out_pages", "Alive pages out that the agent did not put out (kernel reclaim), last window."),
 		zram:      g("zram_mem_used_bytes", "Memory used by the zram swap devices (mm_stat mem_used_total)."),
+		rss:       g("target_rss_bytes", "The targets' resident memory (VmRSS), last window; -1 when unreadable."),
+		swap:      g("target_swap_bytes", "The targets' swapped-out memory (VmSwap), last window; -1 when unreadable."),
 		psi:       g("psi_some_avg10", "Memory pressure some avg10 (percent) seen by the agent; -1 when unreadable."),
 		cpu:       c("cpu_seconds_total", "CPU time the agent spent in its windows."),
 		lastCPU:   g("window_cpu_seconds", "CPU time the agent spent in the last window."),
@@ -74,7 +77,7 @@ func NewMetrics(setting string) *Metrics {
 // Register registers every metric with r.
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.window, m.pages, m.refused, m.prom, m.saved, m.savedPW, m.alive,
-		m.kernelOut, m.zram, m.psi, m.cpu, m.lastCPU, m.syscalls, m.scanned, m.touchRate} {
+		m.kernelOut, m.zram, m.rss, m.swap, m.psi, m.cpu, m.lastCPU, m.syscalls, m.scanned, m.touchRate} {
 		if err := r.Register(c); err != nil {
 			return err
 		}
@@ -114,6 +117,8 @@ func (m *Metrics) observe(r *Row) {
 	m.alive.Set(float64(r.Alive))
 	m.kernelOut.Set(float64(r.KernelOut))
 	m.zram.Set(float64(r.ZramMem))
+	m.rss.Set(float64(r.RSS))
+	m.swap.Set(float64(r.Swap))
 	m.psi.Set(r.PSISome)
 	m.cpu.Add(float64(r.CPUNS) / 1e9)
 	m.lastCPU.Set(float64(r.CPUNS) / 1e9)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -390,6 +391,10 @@ func (p *Predicted) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "%-16s %12s %14s %12s\n", s[0], s[1], s[2], s[3])
 	}
 	fmt.Fprintf(w, "(recorded: the recording's statistics over all its %d windows; the table's rows are the run's windows)\n\n", len(r.Accessed))
+	if err := c.Memory.WriteText(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
 	for _, line := range p.Explain() {
 		fmt.Fprint(w, wrap(line, textWidth))
 	}
@@ -406,8 +411,8 @@ var predictedColumns = []string{"window", "rec_accessed", "accessed", "jaccard",
 // WriteCSV writes the per-window three-way side-by-side as CSV.
 func (p *Predicted) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write(predictedColumns)
-	for _, d := range p.Windows {
+	cw.Write(append(slices.Clone(predictedColumns), memoryColumns...))
+	for i, d := range p.Windows {
 		rec := []string{strconv.Itoa(d.Window), strconv.FormatInt(d.RecAccessed, 10), strconv.FormatInt(d.Accessed, 10),
 			strconv.FormatFloat(d.Jaccard, 'g', -1, 64), strconv.FormatFloat(d.JaccardAligned, 'g', -1, 64)}
 		for _, v := range []int64{d.Recorded.Promotions, d.Aligned.Promotions, d.Counterfactual.Promotions, d.Measured.Promotions,
@@ -416,32 +421,43 @@ func (p *Predicted) WriteCSV(w io.Writer) error {
 			d.Shift.Saved, d.Workload.Saved, d.Refused.Saved, d.Limits.Saved, d.Back.Saved, d.Slack.Saved} {
 			rec = append(rec, strconv.FormatInt(v, 10))
 		}
-		cw.Write(rec)
+		cw.Write(append(rec, p.Cmp.Memory.csv(i)...))
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// WriteJSON writes the three-way side-by-side as one JSON object.
+// WriteJSON writes the three-way side-by-side as one JSON object
+// ([Predicted.JSON]).
 func (p *Predicted) WriteJSON(w io.Writer) error {
-	stats := resultStats
-	c := p.Cmp
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		Setting        string             `json:"setting"`
-		Window         string             `json:"window"`
-		Tracker        string             `json:"tracker"`
-		Recording      string             `json:"recording"`
-		Offset         int                `json:"offset"`
-		MaxOffset      int                `json:"max_offset"`
-		Recorded       map[string]float64 `json:"recorded"`
-		Counterfactual map[string]float64 `json:"counterfactual"`
-		Measured       map[string]float64 `json:"measured"`
-		Goals          Goals              `json:"goals"`
-		Total          PredictedWindow    `json:"total"`
-		Explain        []string           `json:"explain"`
-		Windows        []PredictedWindow  `json:"windows"`
-	}{c.Info.Setting, c.Info.Window, c.Info.Tracker, p.Recording, p.Offset, p.MaxOffset,
-		stats(p.Recorded), stats(c.Predicted), stats(c.Measured), p.Goals(), p.Total, p.Explain(), p.Windows})
+	return enc.Encode(p.JSON())
+}
+
+// PredictedJSON is the object mdk agent compare --predicted-from --format
+// json prints, and mdk report --predicted-from embeds.
+type PredictedJSON struct {
+	Setting        string             `json:"setting"`
+	Window         string             `json:"window"`
+	Tracker        string             `json:"tracker"`
+	Recording      string             `json:"recording"`
+	Offset         int                `json:"offset"`
+	MaxOffset      int                `json:"max_offset"`
+	Recorded       map[string]float64 `json:"recorded"`
+	Counterfactual map[string]float64 `json:"counterfactual"`
+	Measured       map[string]float64 `json:"measured"`
+	Goals          Goals              `json:"goals"`
+	Total          PredictedWindow    `json:"total"`
+	Memory         Memory             `json:"memory"`
+	Explain        []string           `json:"explain"`
+	Windows        []PredictedWindow  `json:"windows"`
+}
+
+// JSON returns the side-by-side as its JSON object.
+func (p *Predicted) JSON() PredictedJSON {
+	stats := resultStats
+	c := p.Cmp
+	return PredictedJSON{c.Info.Setting, c.Info.Window, c.Info.Tracker, p.Recording, p.Offset, p.MaxOffset,
+		stats(p.Recorded), stats(c.Predicted), stats(c.Measured), p.Goals(), p.Total, c.Memory, p.Explain(), p.Windows}
 }

@@ -72,7 +72,8 @@ func delta(now, before int64) int64 {
 	return now - before
 }
 
-// crossCheck fills the kernel's counters and the zram memory use.
+// crossCheck fills the kernel's counters, the targets' memory and the zram
+// memory use.
 func (a *agent) crossCheck(row *Row) {
 	c := a.counters()
 	row.MajFlt = delta(c.majflt, a.prev.majflt)
@@ -80,6 +81,21 @@ func (a *agent) crossCheck(row *Row) {
 	row.PswpOut = delta(c.pswpout, a.prev.pswpout)
 	row.RefaultAnon = delta(c.refault, a.prev.refault)
 	a.prev = c
+	row.RSS, row.Swap = -1, -1
+	for t, pid := range a.tr.Targets() {
+		if t < len(a.tgts) && a.tgts[t].gone {
+			continue
+		}
+		rss, swap, err := a.opt.FS.MemStatus(pid)
+		if err != nil {
+			continue
+		}
+		if row.RSS < 0 {
+			row.RSS, row.Swap = 0, 0
+		}
+		row.RSS += rss
+		row.Swap += swap
+	}
 	sw, _ := a.opt.FS.Swaps()
 	for _, d := range sw {
 		dev, ok := strings.CutPrefix(d.Filename, "/dev/")

@@ -53,6 +53,11 @@ type Row struct {
 	ZramMem     int64   `json:"zram_mem_bytes"` // memory the zram swap devices use (mm_stat mem_used_total)
 	SwapFree    int64   `json:"swap_free_bytes"`
 	PSISome     float64 `json:"psi_some_avg10"` // percent; -1 when not readable
+	// The targets' memory as the kernel counts it at the window's end
+	// (after the reclaim), summed over the targets alive: VmRSS and VmSwap
+	// of /proc/PID/status, in bytes; -1 when no target's could be read.
+	RSS  int64 `json:"rss_bytes"`
+	Swap int64 `json:"swap_bytes"`
 
 	// The agent's own cost in this window.
 	CPUNS    int64 `json:"cpu_ns"`        // user+system CPU of the agent
@@ -100,6 +105,7 @@ func (r *Row) cols() []col {
 		col{name: "saved", i: &r.Saved}, col{name: "kernel_out", i: &r.KernelOut}, col{name: "kernel_in", i: &r.KernelIn},
 		col{name: "majflt", i: &r.MajFlt}, col{name: "pswpin", i: &r.PswpIn}, col{name: "pswpout", i: &r.PswpOut},
 		col{name: "refault_anon", i: &r.RefaultAnon},
+		col{name: "rss_bytes", i: &r.RSS}, col{name: "swap_bytes", i: &r.Swap},
 		col{name: "zram_orig_bytes", i: &r.ZramOrig}, col{name: "zram_compr_bytes", i: &r.ZramCompr},
 		col{name: "zram_mem_bytes", i: &r.ZramMem}, col{name: "swap_free_bytes", i: &r.SwapFree},
 		col{name: "psi_some_avg10", f: &r.PSISome},
@@ -135,12 +141,12 @@ func (r *Row) csvRecord() []string {
 }
 
 // ReadMeasured reads a measured.csv; name is used in errors. Unknown columns
-// are ignored and missing ones read as zero (the kernel counters and
-// psi_some_avg10 as -1, not available), so that partial runs stay readable;
-// [ReadRun] says which columns a run must have. A count must not be
-// negative, except -1 in the kernel counters and psi_some_avg10; a
-// percentage is at most 100. A controller's run has its setting and switch
-// columns (Row.Setting, Row.Switched; switch 0 or 1).
+// are ignored and missing ones read as zero (the kernel counters,
+// psi_some_avg10, rss_bytes and swap_bytes as -1, not available), so that
+// partial runs stay readable; [ReadRun] says which columns a run must have. A count must not be
+// negative, except -1 in the kernel counters, psi_some_avg10, rss_bytes
+// and swap_bytes; a percentage is at most 100. A controller's run has its
+// setting and switch columns (Row.Setting, Row.Switched; switch 0 or 1).
 func ReadMeasured(r io.Reader, name string) ([]Row, error) {
 	rows, _, err := readMeasured(r, name)
 	return rows, err
@@ -148,7 +154,8 @@ func ReadMeasured(r io.Reader, name string) ([]Row, error) {
 
 // mayBeUnknown are the columns that hold -1 where the kernel does not have
 // the number, and read as -1 when missing.
-var mayBeUnknown = map[string]bool{"majflt": true, "pswpin": true, "pswpout": true, "refault_anon": true, "psi_some_avg10": true}
+var mayBeUnknown = map[string]bool{"majflt": true, "pswpin": true, "pswpout": true, "refault_anon": true, "psi_some_avg10": true,
+	"rss_bytes": true, "swap_bytes": true}
 
 // readMeasured is ReadMeasured, also returning the columns the header has.
 func readMeasured(r io.Reader, name string) ([]Row, map[string]bool, error) {

@@ -107,3 +107,22 @@ func (fsys FS) SelfRSS() (int64, bool) {
 	}
 	return int64(st.VmRSS), true
 }
+
+// MemStatus returns the resident set (VmRSS) and the swapped-out anonymous
+// memory (VmSwap) of process pid in bytes (<proc>/PID/status, parsed by
+// prometheus/procfs).
+func (fsys FS) MemStatus(pid int) (rss, swap int64, err error) {
+	p, err := procfs.NewFS(fsys.Proc)
+	if err != nil {
+		return 0, 0, err
+	}
+	proc, err := p.Proc(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := proc.NewStatus()
+	if err != nil {
+		return 0, 0, err
+	}
+	return int64(st.VmRSS), int64(st.VmSwap), nil
+}

@@ -34,6 +34,21 @@ func TestVMStatAndMeminfo(t *testing.T) {
 	}
 }
 
+// TestMemStatus reads VmRSS and VmSwap of a process's status in bytes; a
+// missing process is an error.
+func TestMemStatus(t *testing.T) {
+	fsys := fakeProc(t, map[string]string{
+		"42/status": "Name:\tmemcached\nPid:\t42\nVmRSS:\t    9600 kB\nRssAnon:\t    8000 kB\nVmSwap:\t   22300 kB\n",
+	})
+	rss, swap, err := fsys.MemStatus(42)
+	if err != nil || rss != 9600*1024 || swap != 22300*1024 {
+		t.Errorf("MemStatus: %d, %d, %v; want %d, %d", rss, swap, err, 9600*1024, 22300*1024)
+	}
+	if _, _, err := fsys.MemStatus(43); err == nil {
+		t.Error("no such process: no error")
+	}
+}
+
 // TestRealKernelFiles reads this machine's own files.
 func TestRealKernelFiles(t *testing.T) {
 	fsys := Default()
@@ -45,6 +60,9 @@ func TestRealKernelFiles(t *testing.T) {
 	}
 	if n, ok := fsys.SelfRSS(); !ok || n <= 0 {
 		t.Errorf("RSS %d, %v", n, ok)
+	}
+	if rss, _, err := fsys.MemStatus(os.Getpid()); err != nil || rss <= 0 {
+		t.Errorf("MemStatus: RSS %d, %v", rss, err)
 	}
 	if _, err := fsys.Swaps(); err != nil {
 		t.Errorf("swaps: %v", err)

@@ -357,6 +357,10 @@ refused, the pages the safety limits kept, and what neither explains
 (tracker slack; zero for a replay). Pages the kernel swapped by itself are
 outside the model and shown apart, as are the kernel's own counters (major
 faults of the targets, pswpin, the memory cgroup's workingset_refault_anon).
+Then the memory as the kernel counts it, per window and on average: the
+alive pages of the observed trace (no reclaim), the targets' VmRSS and
+VmSwap, the zram swap devices' own memory (mm_stat mem_used_total), net =
+RSS + zram, and the saved pages net of compression (saved - zram).
 
 --format text (a table and the explanation), csv (per window) or json.
 

@@ -52,6 +52,16 @@ func TestAgentReplayCLI(t *testing.T) {
 	if tot["refused"] == 0 && (c.Measured["promotions"] != c.Predicted["promotions"] || c.Measured["saved"] != c.Predicted["saved"]) {
 		t.Errorf("no page refused, yet measured %v differs from predicted %v", c.Measured, c.Predicted)
 	}
+	// The memory as the kernel counts it: the workload's RSS in every
+	// window, its swap and zram's memory where pages are out.
+	if !c.Memory.Known || len(c.Memory.Windows) != 6 {
+		t.Errorf("memory: %+v", c.Memory)
+	}
+	for _, m := range c.Memory.Windows {
+		if m.RSS <= 0 || m.Net != m.RSS+m.Zram || m.Saved > 0 && (m.Swap <= 0 || m.Zram <= 0) {
+			t.Errorf("window %d: rss %d, swap %d, zram %d, saved %d bytes: want rss, and swap and zram where pages are saved", m.Window, m.RSS, m.Swap, m.Zram, m.Saved)
+		}
+	}
 	code, stdout, _ = run(t, "", "agent", "compare", runDir)
 	if code != 0 || !strings.Contains(stdout, "windows fully explained (residual 0): 6 of 6") {
 		t.Errorf("compare text: exit %d\n%s", code, stdout)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"mdk/agent"
 )
 
 // TestAgentUsage checks the agent's command-line errors and that it refuses
@@ -48,6 +50,7 @@ type compareJSON struct {
 	Predicted map[string]float64 `json:"predicted"`
 	Measured  map[string]float64 `json:"measured"`
 	TotalRaw  map[string]int64   `json:"total"`
+	Memory    agent.Memory       `json:"memory"`
 }
 
 func readCompare(t *testing.T, stdout string) compareJSON {
