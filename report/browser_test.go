@@ -49,6 +49,13 @@ type selfCheck struct {
 		Headroom   *float64 `json:"headroom"`
 		OPPSavings *float64 `json:"oppSavings"`
 	} `json:"controllers"`
+	Predicted *struct {
+		Rows       int  `json:"rows"`
+		Adds       int  `json:"adds"`
+		Windows    int  `json:"windows"`
+		Agrees     bool `json:"agrees"`
+		MemoryRows int  `json:"memoryRows"`
+	} `json:"predicted"`
 	Design *struct {
 		Rows       int       `json:"rows"`
 		Headroom   []float64 `json:"headroom"`

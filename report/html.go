@@ -50,6 +50,10 @@ type Data struct {
 	// observed): the report then has an "Agent run" section with predicted
 	// and measured promotions and saved pages per window, as a chart.
 	Agent *AgentRun
+	// Predicted, if set, is the run set beside an earlier recording's
+	// prediction (mdk report RUN --predicted-from RECORDING): the report
+	// then has a "Predicted from a recording" section.
+	Predicted *PredictedRun
 	// Design, if set, adds the design section (mdk report --design): the
 	// headroom against OPP by cause and by region, and what-if curves.
 	Design *Design
@@ -145,6 +149,8 @@ type page struct {
 	Sample   string // on a sample: how its numbers are estimated
 	// Controllers is the Controllers section (Data.Controllers).
 	Controllers []controllerView
+	// Predicted is the section of Data.Predicted.
+	Predicted *predictedView
 }
 
 // controllerView is one controller in the Controllers section: its realised
@@ -335,6 +341,11 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 		pg.Tune = newTuneView(data.Tune)
 	}
 	pg.Controllers = newControllerViews(data, opts.X)
+	if data.Predicted != nil {
+		if pg.Predicted, err = newPredictedView(data.Predicted); err != nil {
+			return err
+		}
+	}
 	if r := data.Results[0]; r.Sampled() {
 		pg.Header = append(slices.Clone(pg.Header), result.SampleHeader()...)
 		pg.Sample = fmt.Sprintf("Sampled: %s of the pages (a seeded hash of space and page). Counts (promotions, saved and alive page-windows, memory) are the sample's times %d; rates (promotion rates, savings) are the sample's own. ± is an approximate 95%% bound from %d disjoint random sub-samples, printed only where such bounds covered the exact values for 90%% of the settings (docs/bench.md, sampling): promotions (not OPP's) and saved bytes; savings, the promotion-rate statistics and the headroom against OPP have none, here, in the *_err columns below or on the curves.",
@@ -452,6 +463,8 @@ type payload struct {
 	Tier       string    `json:"tier,omitempty"`
 	// Agent is Data.Agent's chart (absent without it).
 	Agent *jsAgent `json:"agent,omitempty"`
+	// Predicted is Data.Predicted's charts (absent without it).
+	Predicted *jsPredicted `json:"predicted,omitempty"`
 	// Design is Data.Design's charts (absent without it).
 	Design *jsDesign `json:"design,omitempty"`
 }
@@ -534,34 +547,8 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 		p.Targets = append(p.Targets, round(100*t))
 		p.XView = max(p.XView, round(200*t))
 	}
+	p.Curves = curvesPayload(d.Results, o, recs)
 	names, groups := result.Group(d.Results)
-	for _, name := range names {
-		c := jsCurve{Policy: name}
-		for _, r := range groups[name] {
-			rec, ok := recs[r]
-			if !ok {
-				rec = r.Record(false)
-			}
-			x := map[result.Stat]float64{result.MaxPR: float64(rec.MaxPR), result.P99PR: float64(rec.P99PR),
-				result.P98PR: float64(rec.P98PR), result.MeanPR: float64(rec.MeanPR)}[o.X]
-			pt := jsPoint{
-				X: round(100 * x), Y: round(100 * float64(rec.Savings)), Params: r.Params,
-				MaxPR: float64(rec.MaxPR), P99PR: float64(rec.P99PR), MeanPR: float64(rec.MeanPR),
-				Promotions: rec.Promotions, Saved: rec.SavedPageWindows,
-			}
-			if r.Sampled() {
-				stat, _ := result.MetricByName(string(o.X))
-				sav, _ := result.MetricByName("savings")
-				pt.XErr, pt.YErr = round(100*printed(r, stat)), round(100*printed(r, sav))
-			}
-			c.Points = append(c.Points, pt)
-		}
-		slices.SortStableFunc(c.Points, func(a, b jsPoint) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y)) })
-		for _, i := range frontier(c.Points, func(p jsPoint) (float64, float64) { return p.X, p.Y }) {
-			c.Points[i].Frontier = true
-		}
-		p.Curves = append(p.Curves, c)
-	}
 	if t := d.Tier; t != nil {
 		p.Tier = t.Name
 		for _, name := range names {
@@ -582,6 +569,7 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 		}
 	}
 	p.Agent = agentPayload(d.Agent, o.MaxPoints)
+	p.Predicted = predictedPayload(d.Predicted, o)
 	p.Design = designPayload(d.Design, o.X)
 	r0 := d.Results[0]
 	p.Windows = r0.Windows()
@@ -612,6 +600,41 @@ func buildPayload(d *Data, o Options, chosen []timeline, recs map[*result.Result
 		p.OpenGaps = append(p.OpenGaps, d.Stats.OpenGapHist[b].Count)
 	}
 	return p
+}
+
+// curvesPayload is the curves of results rs, a policy each, on the
+// statistic o.X; recs, if not nil, holds the results' records.
+func curvesPayload(rs []*result.Result, o Options, recs map[*result.Result]result.Record) []jsCurve {
+	var out []jsCurve
+	names, groups := result.Group(rs)
+	for _, name := range names {
+		c := jsCurve{Policy: name}
+		for _, r := range groups[name] {
+			rec, ok := recs[r]
+			if !ok {
+				rec = r.Record(false)
+			}
+			x := map[result.Stat]float64{result.MaxPR: float64(rec.MaxPR), result.P99PR: float64(rec.P99PR),
+				result.P98PR: float64(rec.P98PR), result.MeanPR: float64(rec.MeanPR)}[o.X]
+			pt := jsPoint{
+				X: round(100 * x), Y: round(100 * float64(rec.Savings)), Params: r.Params,
+				MaxPR: float64(rec.MaxPR), P99PR: float64(rec.P99PR), MeanPR: float64(rec.MeanPR),
+				Promotions: rec.Promotions, Saved: rec.SavedPageWindows,
+			}
+			if r.Sampled() {
+				stat, _ := result.MetricByName(string(o.X))
+				sav, _ := result.MetricByName("savings")
+				pt.XErr, pt.YErr = round(100*printed(r, stat)), round(100*printed(r, sav))
+			}
+			c.Points = append(c.Points, pt)
+		}
+		slices.SortStableFunc(c.Points, func(a, b jsPoint) int { return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y)) })
+		for _, i := range frontier(c.Points, func(p jsPoint) (float64, float64) { return p.X, p.Y }) {
+			c.Points[i].Frontier = true
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // groupDigits prints n with thin spaces between groups of three digits.

@@ -16,7 +16,10 @@ import (
 // WriteSVGs writes each chart of the report of data as its own SVG figure
 // in dir (created if missing) and returns the files' paths, in report
 // order: mpc.svg, then per timeline setting timeline-SETTING-pr.svg and
-// timeline-SETTING-pages.svg, then working-set.svg and gaps.svg.
+// timeline-SETTING-pages.svg, the agent run's agent-promotions.svg and
+// agent-saved.svg, with a recording predicted-promotions.svg,
+// predicted-saved.svg and predicted-memory.svg, then working-set.svg and
+// gaps.svg.
 // Per-window series are down-sampled like the HTML report's.
 func WriteSVGs(dir string, data *Data, opts Options) ([]string, error) {
 	if data == nil || data.Stats == nil || len(data.Results) == 0 {
@@ -92,6 +95,33 @@ func WriteSVGs(dir string, data *Data, opts Options) ([]string, error) {
 				name = "agent-saved.svg"
 			}
 			if err := save(name, func(b *bytes.Buffer) error { return f.write(b, "svg") }); err != nil {
+				return paths, err
+			}
+		}
+	}
+	if q := pl.Predicted; q != nil {
+		four := func(rec, al, cf, meas [][2]any) []series {
+			return []series{line("recorded", rec), line("recorded, aligned", al), line("counterfactual", cf), line("measured", meas)}
+		}
+		figs := []struct {
+			name string
+			f    *figure
+		}{
+			{"predicted-promotions.svg", &figure{title: "Predicted from a recording " + q.Setting + ": promotions", xLabel: win, yLabel: "promotions",
+				yFrom0: true, series: four(q.RecPromotions, q.AlignedProm, q.CfPromotions, q.MeasPromotions)}},
+			{"predicted-saved.svg", &figure{title: "Predicted from a recording " + q.Setting + ": saved pages", xLabel: win, yLabel: "saved pages",
+				yFrom0: true, series: four(q.RecSaved, q.AlignedSaved, q.CfSaved, q.MeasSaved)}},
+		}
+		mem := &figure{title: "Memory as the kernel counts it", xLabel: win, yLabel: "MiB", yFrom0: true}
+		for _, m := range q.Memory {
+			mem.series = append(mem.series, line(m.Name, m.Data))
+		}
+		figs = append(figs, struct {
+			name string
+			f    *figure
+		}{"predicted-memory.svg", mem})
+		for _, f := range figs {
+			if err := save(f.name, func(b *bytes.Buffer) error { return f.f.write(b, "svg") }); err != nil {
 				return paths, err
 			}
 		}

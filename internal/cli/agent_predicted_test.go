@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -52,5 +54,47 @@ func TestAgentComparePredictedFrom(t *testing.T) {
 	}
 	if code, _, _ := run(t, "", "agent", "compare", dir, "--predicted-from", example, "--tier", "ssd"); code != ExitUsage {
 		t.Errorf("--tier with --predicted-from: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// predictedJSONRe finds the JSON mdk report --predicted-from embeds.
+var predictedJSONRe = regexp.MustCompile(`(?s)<script id="predicted-json" type="application/json">(.*?)</script>`)
+
+// TestReportPredictedFrom: mdk report RUN --predicted-from RECORDING has the
+// section, and the JSON it embeds is the object mdk agent compare RUN
+// --predicted-from RECORDING --format json prints (one computation, rendered
+// twice); --predicted-from with a trace instead of a run is a usage error.
+func TestReportPredictedFrom(t *testing.T) {
+	dir := writeRun(t)
+	html := filepath.Join(t.TempDir(), "run.html")
+	if code, _, errs := run(t, "", "report", dir, "--predicted-from", example, "-p", "age", "-o", html); code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := predictedJSONRe.FindSubmatch(b)
+	if m == nil {
+		t.Fatal("the report embeds no #predicted-json")
+	}
+	_, out, _ := run(t, "", "agent", "compare", dir, "--predicted-from", example, "--format", "json")
+	var got, want any
+	if err := json.Unmarshal(m[1], &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("embedded JSON differs from agent compare's:\n%s\nwant\n%s", m[1], out)
+	}
+	for _, s := range []string{"Predicted from a recording", `id="chart-predicted-curves"`, `"predicted":{"setting":"age:A=1"`, `"recCurves":[{"policy":"age"`} {
+		if !strings.Contains(string(b), s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	if code, _, errs := run(t, "", "report", example, "--predicted-from", example, "-o", html); code != ExitUsage || !strings.Contains(errs, "needs a run directory") {
+		t.Errorf("a trace with --predicted-from: exit %d: %s", code, errs)
 	}
 }

@@ -32,12 +32,14 @@ type reportOptions struct {
 	// --design and --what-if: the design section (docs/headroom.md).
 	design  bool
 	whatIfs []string
+	// --predicted-from: a RUN beside a recording's prediction.
+	predictedFrom string
 }
 
 func newReportCmd(e *env) *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
-		Use:   "report (TRACE | RUN) -o FILE.html",
+		Use:   "report (TRACE | RUN [--predicted-from RECORDING]) -o FILE.html",
 		Short: "Write a self-contained HTML report: curves, best settings, timelines, working set",
 		Long: `Report reads a trace, computes the memory performance curves of the
 requested policies (default: every policy's default grid) and writes one
@@ -60,6 +62,20 @@ that of the trace the agent observed (RUN/trace.mdkt), with an "Agent run"
 section first: the simulator's prediction beside what the agent measured,
 promotions and saved pages per window as a chart, the totals and the
 explanation of every difference (as mdk agent compare RUN).
+
+With --predicted-from RECORDING (the trace of an earlier run of the same
+application, e.g. mdk record --pid), the report of RUN also has a
+"Predicted from a recording" section drawing mdk agent compare RUN
+--predicted-from RECORDING (the same computation; its JSON is embedded in
+the page as #predicted-json): per window and in total, the recording's
+prediction for the run's setting, the counterfactual (the simulator on the
+trace observed during the run) and the measurement; the difference between
+the first and the last split into time shift (with the best alignment
+offset), workload change (with the per-window Jaccard of the accessed sets,
+and the curves of both traces, the recording's computed with the same
+--policy specs), refused pages, safety limits, pages swapped back in and
+tracker slack; and the run's memory as the kernel counts it (the targets'
+RSS and swap, the zram devices' own memory, net of compression).
 
 Per-window charts of traces longer than 2000 windows are down-sampled for
 display, keeping each bucket's minimum and maximum; no number in a table
@@ -104,7 +120,8 @@ curves; a third time with --slo).`,
   mdk report trace.mdkt -p age -p 'opp:r=0%..5%/0.1%' --target 1%,2% --log-x -o report.html
   mdk report trace.mdkt --tier zram --x slowdown --target 0.1%,1% -o report.html
   mdk report trace.mdkt -o report.html --svg figures/ --setting age:A=20
-  mdk report trace.mdkt -o report.html --slo 'max_pr<=2%' --train-windows 0..119`,
+  mdk report trace.mdkt -o report.html --slo 'max_pr<=2%' --train-windows 0..119
+  mdk report run-paw --predicted-from yesterday.mdkt -p paw -o run-paw.html`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(e, o, args[0], commandLine(cmd, args))
@@ -119,6 +136,7 @@ curves; a third time with --slo).`,
 	cmd.Flags().StringVar(&o.trainWindows, "train-windows", "", "with --slo: training windows `FIRST..LAST` (inclusive)")
 	cmd.Flags().StringVar(&o.evalWindows, "eval-windows", "", "with --slo: evaluation windows `FIRST..LAST` (inclusive)")
 	cmd.Flags().BoolVar(&o.design, "design", false, "add the design section: headroom vs OPP by cause and region, what-if curves (docs/headroom.md)")
+	cmd.Flags().StringVar(&o.predictedFrom, "predicted-from", "", "with a RUN: the recording `TRACE` of an earlier run, whose prediction the report sets beside the run (mdk agent compare --predicted-from)")
 	cmd.Flags().StringArrayVar(&o.whatIfs, "what-if", nil, "with --design: a what-if `TRANSFORM` page-size=SIZE and/or window-factor=K (repeatable; default page-size=2M and window-factor=4)")
 	return cmd
 }
@@ -171,13 +189,22 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 		}
 	}
 	var agentRun *report.AgentRun
+	var pred *report.PredictedRun
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		c, err := compareRun(path, o.mpc.model)
-		if err != nil {
+		var c *agent.Comparison
+		if o.predictedFrom != "" {
+			p, err := compareRunPredicted(path, o.mpc.model, o.predictedFrom)
+			if err != nil {
+				return err
+			}
+			pred, c = &report.PredictedRun{Dir: path, P: p}, p.Cmp
+		} else if c, err = compareRun(path, o.mpc.model); err != nil {
 			return err
 		}
 		agentRun = agentView(path, c)
 		path = filepath.Join(path, agent.TraceFile)
+	} else if o.predictedFrom != "" {
+		return usagef("--predicted-from needs a run directory of mdk agent, not the trace %s", path)
 	}
 	sum, err := fileSHA256(path)
 	if err != nil {
@@ -197,9 +224,15 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 		return err
 	}
 	fmt.Fprint(e.stderr, sampleWarning(rs))
+	if pred != nil {
+		// The recording's curves, with the same specs.
+		if pred.RecCurves, _, _, err = e.curveSet(o.predictedFrom, o.mpc, x); err != nil {
+			return err
+		}
+	}
 	data := &report.Data{
 		Trace: path, SHA256: sum, Command: cmdline, Version: Version,
-		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window, Agent: agentRun, Controllers: ctl,
+		Date: time.Now(), Stats: s, Results: rs, Tier: tr, Window: window, Agent: agentRun, Predicted: pred, Controllers: ctl,
 	}
 	if tcfg != nil {
 		if data.Tune, err = e.tuneOne(path, *tcfg); err != nil {

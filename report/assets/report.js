@@ -221,6 +221,77 @@
       ]
     });
   })();
+  // 1e. A run beside a recording's prediction: per window recorded,
+  // aligned, counterfactual and measured; the causes of recorded -
+  // measured as stacked bars; the Jaccard of the accessed sets; both
+  // traces' curves with the three points; the memory as the kernel counts it.
+  if (D.predicted) (function () {
+    var q = D.predicted;
+    function line(name, data, type, col) {
+      return { name: name, type: 'line', showSymbol: false, color: col, data: data,
+        lineStyle: { width: type === 'solid' ? 1.5 : 2, type: type } };
+    }
+    function perWindow(id, title, yName, series, digits) {
+      make(id, {
+        title: { text: title, left: 'center', textStyle: { fontSize: 13 } },
+        grid: { left: 70, right: 30, top: 56, bottom: 64 },
+        legend: { top: 24, textStyle: text, type: 'scroll' },
+        tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmt(v, digits || 0); } },
+        dataZoom: zoom, xAxis: winAxis,
+        yAxis: merge({ type: 'value', scale: false }, axisName(yName, 55)),
+        series: series
+      });
+    }
+    function four(rec, al, cf, meas) {
+      return [line('recorded', rec, 'dashed', palette[0]), line('recorded, aligned', al, 'dotted', palette[5]),
+        line('counterfactual', cf, 'dashed', palette[1]), line('measured', meas, 'solid', palette[6])];
+    }
+    perWindow('chart-predicted-promotions', 'Promotions: ' + q.setting, 'promotions', four(q.recPromotions, q.alignedPromotions, q.cfPromotions, q.measPromotions));
+    perWindow('chart-predicted-saved', 'Saved page-windows: ' + q.setting, 'saved pages', four(q.recSaved, q.alignedSaved, q.cfSaved, q.measSaved));
+    function causes(id, title, yName, vals, diff) {
+      var s = q.causeNames.map(function (n, k) {
+        return { name: n, type: 'bar', stack: 'causes', data: vals[k], color: palette[k], emphasis: { focus: 'series' } };
+      });
+      // recorded - measured, which the stacks add up to.
+      s.push({ name: 'recorded − measured', type: 'line', showSymbol: true, symbolSize: 4, color: '#000', lineStyle: { width: 1 },
+        data: diff });
+      perWindow(id, title, yName, s);
+    }
+    causes('chart-predicted-cause-promotions', 'Recorded − measured promotions, by cause', 'promotions', q.causePromotions, q.diffPromotions);
+    causes('chart-predicted-cause-saved', 'Recorded − measured saved page-windows, by cause', 'saved pages', q.causeSaved, q.diffSaved);
+    perWindow('chart-predicted-jaccard', 'Accessed sets: Jaccard of recording and run', 'Jaccard', [
+      line('same window', q.jaccard, 'solid', palette[0]), line('aligned', q.jaccardAligned, 'dashed', palette[1])], 3);
+    var cs = [];
+    function curveLines(curves, type, suffix) {
+      curves.forEach(function (c, i) {
+        cs.push({ name: c.policy + suffix, type: 'line', showSymbol: false, color: palette[i % palette.length], lineStyle: { width: 1.5, type: type },
+          data: c.points.filter(function (p) { return p.f; }).map(function (p) { return { value: [p.x, p.y], p: p }; }) });
+      });
+    }
+    curveLines(q.recCurves || [], 'dashed', ' (recording)');
+    curveLines(D.curves, 'solid', ' (run)');
+    q.points.forEach(function (p, k) {
+      cs.push({ name: p.name, type: 'scatter', symbol: ['diamond', 'rect', 'triangle'][k], symbolSize: 12, color: ['#000', palette[1], palette[6]][k],
+        data: [{ value: [p.x, p.y], p: { params: q.setting, x: p.x, y: p.y } }] });
+    });
+    make('chart-predicted-curves', {
+      title: { text: 'Curves of the recording and of the run', left: 'center', textStyle: { fontSize: 13 } },
+      grid: { left: 60, right: 20, top: 56, bottom: 76 },
+      legend: { top: 24, textStyle: text, type: 'scroll' },
+      tooltip: { trigger: 'item', confine: true, formatter: function (d) {
+        var p = d.data && d.data.p;
+        if (!p) return d.seriesName;
+        return '<b>' + d.seriesName + ' ' + p.params + '</b><br>savings: ' + fmt(p.y, 3) + '%<br>' + D.x + ': ' + fmt(p.x, 4) + '%';
+      } },
+      xAxis: merge({ type: 'value', min: 0, scale: true }, axisName(D.xLabel + ' (%)')),
+      yAxis: merge({ type: 'value', min: 0 }, axisName('savings (%)', 40)),
+      dataZoom: [{ type: 'inside', filterMode: 'none' }, { type: 'slider', height: 18, bottom: 6, filterMode: 'none' }],
+      series: cs
+    });
+    perWindow('chart-predicted-memory', 'Memory as the kernel counts it', 'MiB', q.memory.map(function (m, k) {
+      return line(m.name, m.data, k === 0 ? 'dashed' : 'solid', palette[k]);
+    }), 1);
+  })();
   function showTimeline(i) {
     var t = D.timelines[i];
     if (!t) return;
@@ -353,6 +424,36 @@
     check.design = { rows: document.querySelectorAll('#design-table tbody tr').length, headroom: D.design.headroom,
       causeSums: D.design.settings.map(function (_, r) { return sum(D.design.byCause, r); }),
       regionSums: D.design.settings.map(function (_, r) { return sum(D.design.byRegion, r); }) };
+  }
+  // The predicted section, if any: the per-window table's rows (a line of
+  // promotions and one of saved each), how many of them add up (recorded -
+  // measured = the difference = the sum of the causes, read from the
+  // cells), and whether the table's total line and the totals table's
+  // causes are those of the embedded JSON (mdk agent compare's).
+  if (D.predicted) {
+    var pj = JSON.parse(document.getElementById('predicted-json').textContent);
+    var v = function (r, col) { return Number(r.querySelector('[data-col="' + col + '"]').getAttribute('data-v')); };
+    var causeCols = ['shift', 'workload', 'refused', 'limits', 'back', 'slack'];
+    var prow = document.querySelectorAll('#predicted-windows tr.pw, #predicted-windows tr.pw-saved');
+    var adds = 0;
+    Array.prototype.forEach.call(prow, function (r) {
+      var c = causeCols.reduce(function (a, k) { return a + v(r, k); }, 0);
+      if (v(r, 'recorded') - v(r, 'measured') === v(r, 'diff') && v(r, 'diff') === c) adds++;
+    });
+    var tp = document.querySelector('#predicted-windows tr.pw[data-window="total"]');
+    var ts = document.querySelector('#predicted-windows tr.pw-saved[data-window="total"]');
+    var ct = document.querySelectorAll('#predicted-causes tbody tr');
+    var same = !!tp && !!ts && ct.length === 2;
+    var names = { recorded: 'recorded', counterfactual: 'counterfactual', measured: 'measured', shift: 'shift', workload: 'workload',
+      refused: 'refused', limits: 'limits', back: 'back', slack: 'slack' };
+    for (var k in names) {
+      if (!same) break;
+      var want = pj.total[k];
+      same = v(tp, names[k]) === want.promotions && v(ts, names[k]) === want.saved;
+    }
+    causeCols.forEach(function (k) { if (same) same = v(ct[0], k) === pj.total[k].promotions && v(ct[1], k) === pj.total[k].saved; });
+    check.predicted = { rows: prow.length, adds: adds, windows: pj.windows.length, agrees: same,
+      memoryRows: document.querySelectorAll('#predicted-memory tbody tr').length };
   }
   // The controllers section, if any: per controller, its table's rows,
   // whether the table and its sentence are shown, and the controller row's
