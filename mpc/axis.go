@@ -1,6 +1,7 @@
 package mpc
 
 import (
+	"math"
 	"slices"
 	"sort"
 
@@ -26,9 +27,16 @@ func newIntAxis(xs []int) *intAxis {
 	slices.Sort(vals)
 	vals = slices.Compact(vals)
 	a := &intAxis{vals: vals, le: make([]int32, tableSize), lt: make([]int32, tableSize)}
+	// One walk along the sorted values: le counts those <= v, lt those < v.
+	le, lt := 0, 0
 	for v := 0; v < tableSize; v++ {
-		a.le[v] = int32(a.searchLE(v))
-		a.lt[v] = int32(a.searchLT(v))
+		for lt < len(vals) && vals[lt] < v {
+			lt++
+		}
+		for le < len(vals) && vals[le] <= v {
+			le++
+		}
+		a.le[v], a.lt[v] = int32(le), int32(lt)
 	}
 	a.ltInf = a.searchLT(trace.Inf)
 	return a
@@ -80,8 +88,17 @@ func newFloatAxis(xs []float64) *floatAxis {
 	slices.Sort(vals)
 	vals = slices.Compact(vals)
 	a := &floatAxis{vals: vals, le: make([]int32, tableSize)}
+	le := 0 // #{x <= v}, along the sorted values
+	nan := slices.ContainsFunc(vals, math.IsNaN)
 	for v := -1; v < tableSize-1; v++ {
-		a.le[v+1] = int32(a.searchLE(float64(v)))
+		if nan { // unordered: search as countLE would
+			a.le[v+1] = int32(a.searchLE(float64(v)))
+			continue
+		}
+		for le < len(vals) && vals[le] <= float64(v) {
+			le++
+		}
+		a.le[v+1] = int32(le)
 	}
 	return a
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,6 +111,40 @@ func TestGeneratorEqualsSimulatorBinary(t *testing.T) {
 		want := sim.Run(tr, s)
 		if d := cmp.Diff(want, got[i], cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("%s: generator on the binary file differs from the simulator (-sim +mpc):\n%s", policy.String(s), d)
+		}
+	}
+}
+
+// TestAxisTables: the axes' lookup tables, filled in one walk, hold the
+// counts their binary searches give, for random axes with repeats, values
+// past the table, infinity and (float) NaN.
+func TestAxisTables(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 3))
+	for range testutil.Count(200) {
+		var is []int
+		var fs []float64
+		for range 1 + rng.IntN(60) {
+			v := rng.IntN(2 * tableSize)
+			if rng.IntN(10) == 0 {
+				v = trace.Inf
+			}
+			is = append(is, v)
+			fs = append(fs, float64(v)+[]float64{0, 0.5, -0.5}[rng.IntN(3)])
+		}
+		switch rng.IntN(10) {
+		case 0:
+			fs = append(fs, math.NaN())
+		case 1:
+			fs = append(fs, math.Inf(-1), math.Inf(1))
+		}
+		ia, fa := newIntAxis(is), newFloatAxis(fs)
+		for v := 0; v < tableSize; v++ {
+			if int(ia.le[v]) != ia.searchLE(v) || int(ia.lt[v]) != ia.searchLT(v) {
+				t.Fatalf("int axis %v at %d: le %d lt %d, want %d %d", ia.vals, v, ia.le[v], ia.lt[v], ia.searchLE(v), ia.searchLT(v))
+			}
+			if int(fa.le[v]) != fa.searchLE(float64(v-1)) {
+				t.Fatalf("float axis %v at %d: le %d, want %d", fa.vals, v-1, fa.le[v], fa.searchLE(float64(v-1)))
+			}
 		}
 	}
 }

@@ -396,7 +396,9 @@ func (s *stream) results(settings []policy.Setting, pageSize, scale int64) []*re
 				AlivePerWindow: alive,
 			}
 		}
+		s.engines[ei] = nil // spent: its tables are garbage
 	}
+	s.p.workers = nil
 	return out
 }
 

@@ -78,17 +78,6 @@ func newRows(n, W int) [][]int64 {
 	return out
 }
 
-// addColumns adds column cols[i] of the first W rows of t (flat, rows of
-// width) to out[i], for every i.
-func addColumns(W, width int, t []int64, cols []int, out [][]int64) {
-	for w := range W {
-		row := t[w*width : (w+1)*width]
-		for i, c := range cols {
-			out[i][w] += row[c]
-		}
-	}
-}
-
 // addSaved adds to out[i] the saved pages of each window for the setting in
 // column cols[i]: a reclaimed gap adds +1 from window start+1+shift (the
 // plus table holds it at start+1; shifts[i] is the setting's delay, none if
@@ -209,6 +198,21 @@ func (a *acc) mapped(W int, f func([]int64)) sums {
 // the setting in column cols[i] (delayed by shifts[i], if not nil) to
 // proms[i] and saved[i].
 func (s sums) perWindow(W int, cols, shifts []int, proms, saved [][]int64) {
-	addColumns(W, s.width, s.prom, cols, proms)
-	addSaved(W, s.width, s.plus, s.end, cols, shifts, saved)
+	cur := make([]int64, len(cols)) // the running saved count (addSaved)
+	if shifts == nil {
+		shifts = make([]int, len(cols))
+	}
+	width := s.width
+	for w := range W {
+		prow, erow := s.prom[w*width:(w+1)*width], s.end[w*width:(w+1)*width]
+		for i, c := range cols {
+			proms[i][w] += prow[c]
+			x := cur[i] - erow[c]
+			if sh := w - shifts[i]; sh >= 0 {
+				x += s.plus[sh*width+c]
+			}
+			cur[i] = x
+			saved[i][w] += x
+		}
+	}
 }
