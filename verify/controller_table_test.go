@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"mdk/gen"
 	"mdk/internal/cli"
@@ -51,7 +52,8 @@ func controllerTraces(t *testing.T, cfg gen.Config, real bool) []ctlTrace {
 }
 
 // controllerGrid is the settings a controller's "best" is chosen among
-// besides its defaults (docs/controllers.md): gswap's budget x K x min;
+// besides its defaults (docs/controllers.md): gswap's budget x K x min
+// (with S=0 on a trace shorter than its default start-up delay);
 // damos's min_age with no quota, under a promotion-rate goal of 0.5% or
 // 2%, and under a quota of a sixteenth of the trace's pages per window;
 // senpai's pressure (10 us to 10 ms of stall per 6 s interval) x max_probe,
@@ -60,6 +62,12 @@ func controllerGrid(name string, tr *trace.Trace) []string {
 	var out []string
 	switch name {
 	case "gswap":
+		// On a trace shorter than the start-up delay gswap never starts:
+		// there the grid has none.
+		delay := ""
+		if time.Duration(len(tr.Windows))*tr.Header.Window < policy.GswapS {
+			delay = ",S=0"
+		}
 		for _, b := range []string{"0.05%", "0.1%", "0.2%", "0.5%", "1%", "2%", "5%", "10%"} {
 			for _, k := range []int{90, 98} {
 				for _, m := range []string{"1", ""} {
@@ -67,7 +75,7 @@ func controllerGrid(name string, tr *trace.Trace) []string {
 					if m != "" {
 						s += ",min=" + m
 					}
-					out = append(out, s)
+					out = append(out, s+delay)
 				}
 			}
 		}
