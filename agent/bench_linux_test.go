@@ -68,6 +68,7 @@ func BenchmarkAgentWindow(b *testing.B) {
 					run := filepath.Join(dir, "run")
 					opt := DefaultOptions
 					opt.Setting, opt.Window, opt.Dir, opt.PSIThreshold, opt.DryRun = ss[0], cfg.Window, run, 0, bc.dry
+					opt.Force = true // the previous iteration's run
 					if _, err := Run(context.Background(), startReplay(b, tr, path, 0), opt); err != nil {
 						b.Fatal(err)
 					}

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"slices"
-
 	"mdk/policy"
 	"mdk/trace"
 )
@@ -135,18 +133,24 @@ func (a *agent) capacity(k int, win *trace.Window, c policy.Capacity) []uint32 {
 	for _, id := range win.Freed {
 		freed[id] = true
 	}
-	var cands []policy.PageState
+	cands := make([]policy.PageState, 0, len(a.pages)) // in dense-ID order
 	for id := range a.pages {
 		p := &a.pages[id]
-		if !p.Alive || p.out || p.absent || a.tgts[a.tgt[id]].gone || freed[uint32(id)] {
+		if !p.Alive || p.out || p.absent || a.tgts[a.tgt[id]].gone || len(freed) > 0 && freed[uint32(id)] {
 			continue
 		}
 		cands = append(cands, policy.PageState{Page: uint32(id), Now: k, LastTouch: p.Last, Prior: p.Prior})
 	}
-	var decided []uint32
-	for _, st := range policy.RankLRU(cands, c.Limit(a.peak)) {
-		decided = append(decided, st.Page)
+	out := policy.RankLRU(cands, c.Limit(a.peak))
+	for _, st := range out {
+		a.pages[st.Page].absent = true
 	}
-	slices.Sort(decided)
+	// The decided pages in dense-ID order: the candidates now absent.
+	decided := make([]uint32, 0, len(out))
+	for _, st := range cands {
+		if a.pages[st.Page].absent {
+			decided = append(decided, st.Page)
+		}
+	}
 	return decided
 }
