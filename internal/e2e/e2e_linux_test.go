@@ -34,7 +34,8 @@ import (
 // e2eParams are the workflow's parameters: MDK_E2E_<NAME> or the default.
 // App is the application (memcached or sqlite); Policies are policy specs
 // separated by spaces (a spec may hold commas); Keys, Value, Sets,
-// MemcachedMiB and Net are memcached's, SQL* sqlite's, Skew and ShiftAt
+// MemcachedMiB, Net and MemcachedOpts (more arguments, separated by
+// spaces) are memcached's, SQL* sqlite's, Skew and ShiftAt
 // both loads'.
 type e2eParams struct {
 	App                   string
@@ -44,7 +45,7 @@ type e2eParams struct {
 	ShiftAt               int
 	SLO, Policies         string
 	ZramMiB, MemcachedMiB int
-	Net                   string
+	Net, MemcachedOpts    string
 	SQLHot, SQLFact       int
 	SQLWarm, SQLRow       int
 	SQLPeriod             int
@@ -83,6 +84,7 @@ func e2eFromEnv(t *testing.T) e2eParams {
 	get("ZRAM_MIB", atoi(&p.ZramMiB))
 	get("MEMCACHED_MIB", atoi(&p.MemcachedMiB))
 	get("NET", str(&p.Net))
+	get("MEMCACHED_OPTS", str(&p.MemcachedOpts))
 	get("SQL_HOT", atoi(&p.SQLHot))
 	get("SQL_FACT", atoi(&p.SQLFact))
 	get("SQL_WARM", atoi(&p.SQLWarm))
@@ -145,9 +147,16 @@ func e2eInGuest(t *testing.T, app, prog string) {
 		}
 	}
 	env["MDK_E2E_APP"] = app
+	// Three runs of the windows (and the fills, tune, the comparisons):
+	// four times their length and 20 minutes, 40 minutes at least, in
+	// emulation on a loaded machine; the guest's test binary gets the same
+	// limit (its default is go test's 10 minutes).
+	p := e2eFromEnv(t)
+	timeout := max(3*4*time.Duration(p.Windows+2)*p.Window+20*time.Minute, 40*time.Minute)
 	vmtest.RunTest(t, vmtest.GuestTest{
 		Kernel: kernel, Kind: vmtest.Custom, Binary: vmtest.BuildTest(t, "mdk/internal/e2e"), Run: "^TestGuestE2E$",
-		Files: files, Env: env, Timeout: 40 * time.Minute, Memory: 1024, CPUs: 2,
+		Args:  []string{"-test.timeout", timeout.String()},
+		Files: files, Env: env, Timeout: timeout, Memory: 1024, CPUs: 2,
 	})
 }
 
@@ -181,7 +190,7 @@ type memcached struct {
 
 func startMemcached(t *testing.T, dir string, p e2eParams) *memcached {
 	t.Helper()
-	args := []string{"-u", "root", "-m", strconv.Itoa(p.MemcachedMiB), "-t", "1", "-I", "1m"}
+	args := append([]string{"-u", "root", "-m", strconv.Itoa(p.MemcachedMiB), "-t", "1", "-I", "1m"}, strings.Fields(p.MemcachedOpts)...)
 	addr := "127.0.0.1:11211"
 	if p.Net == "tcp" {
 		args = append(args, "-l", "127.0.0.1", "-p", "11211", "-U", "0")
