@@ -148,3 +148,23 @@ func TestAxisTables(t *testing.T) {
 		}
 	}
 }
+
+// TestTableReserveBudget: a table reserves its rows up front only within
+// the budget (so a header that claims too many windows cannot make a pass
+// take more than the budget), and grows as it is filled either way.
+func TestTableReserveBudget(t *testing.T) {
+	budget := int64(10 * 4 * 8) // 10 rows of 4 cells
+	a, b := newTable(4), newTable(4)
+	a.reserve(8, &budget)
+	if cap(a.data) < 32 || budget != 10*4*8-8*4*8 {
+		t.Fatalf("8 rows within the budget: cap %d, budget left %d", cap(a.data), budget)
+	}
+	b.reserve(1_000_000, &budget)
+	if cap(b.data) != 0 || budget != 2*4*8 {
+		t.Fatalf("a million rows past the budget: cap %d, budget left %d", cap(b.data), budget)
+	}
+	b.grow(3)
+	if len(b.data) != 12 || b.row(2)[3] != 0 {
+		t.Fatalf("a table without a reservation does not grow: len %d", len(b.data))
+	}
+}

@@ -77,9 +77,9 @@ func (e *paw) group(end int, closed bool, es []histEntry) {
 		}
 	}
 }
-func (e *paw) newWindow(w int)      { e.g.a.newWindow(w) }
-func (e *paw) reserve(windows int)  { e.g.a.reserve(windows) }
-func (e *paw) endWindow(int, int64) {}
+func (e *paw) newWindow(w int)                    { e.g.a.newWindow(w) }
+func (e *paw) reserve(windows int, budget *int64) { e.g.a.reserve(windows, budget) }
+func (e *paw) endWindow(int, int64)               {}
 
 func (e *paw) finish(W int) ([]int64, [][]int64, [][]int64) {
 	g := e.g.a.mapped(W, func(row []int64) { e.g.cumulate(row, true) })
@@ -138,9 +138,9 @@ func (e *pace) group(end int, closed bool, es []histEntry) {
 	}
 }
 func (e *pace) endWindow(int, int64) {}
-func (e *pace) reserve(windows int) {
-	e.g.a.reserve(windows)
-	e.at.reserve(windows)
+func (e *pace) reserve(windows int, budget *int64) {
+	e.g.a.reserve(windows, budget)
+	e.at.reserve(windows, budget)
 }
 func (e *pace) newWindow(w int) {
 	e.g.a.newWindow(w)

@@ -37,12 +37,12 @@ func newIdle(ps []policy.LOPPIdle) *idle {
 	return e
 }
 
-func (e *idle) needsGaps() bool              { return true }
-func (e *idle) needsFeatures() bool          { return true }
-func (e *idle) group(int, bool, []histEntry) {}
-func (e *idle) newWindow(w int)              { e.a.newWindow(w) }
-func (e *idle) reserve(windows int)          { e.a.reserve(windows) }
-func (e *idle) endWindow(int, int64)         {}
+func (e *idle) needsGaps() bool                    { return true }
+func (e *idle) needsFeatures() bool                { return true }
+func (e *idle) group(int, bool, []histEntry)       {}
+func (e *idle) newWindow(w int)                    { e.a.newWindow(w) }
+func (e *idle) reserve(windows int, budget *int64) { e.a.reserve(windows, budget) }
+func (e *idle) endWindow(int, int64)               {}
 
 func (e *idle) score(f *policy.Features, age int) float64 {
 	k := idleKey{*f, int32(age)}

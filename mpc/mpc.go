@@ -293,22 +293,35 @@ func (s *stream) drain(closedEnd, openEnd int) {
 
 // reserver is an engine whose per-window tables can be sized for a pass
 // of a known number of windows at once, instead of growing window by
-// window (and copying as they grow).
-type reserver interface{ reserve(windows int) }
+// window (and copying as they grow), within a budget of bytes.
+type reserver interface {
+	reserve(windows int, budget *int64)
+}
 
 // reserve sizes the engines' tables for windows windows, the header's
-// count, if the room check has admitted them (it knew the memory
-// available): a header that claims more windows than its trace has costs
-// address space, not memory, as the rows past the last are never touched.
-func (s *stream) reserve(windows int, room room) {
-	if windows <= 0 || !room.known {
+// count, within budget bytes (room.tableBudget, shared by a pass's
+// streams), which it reduces; a table that does not fit grows as it is
+// filled.
+func (s *stream) reserve(windows int, budget *int64) {
+	if windows <= 0 {
 		return
 	}
 	for _, e := range s.engines {
 		if r, ok := e.(reserver); ok {
-			r.reserve(windows)
+			r.reserve(windows, budget)
 		}
 	}
+}
+
+// tableBudget is how many bytes a pass may reserve for its engines' tables
+// up front (stream.reserve): half the memory available when it started, so
+// that a header that claims more windows than its trace has can make a
+// pass take that much, never more; nothing when that is not known.
+func (r room) tableBudget() int64 {
+	if !r.known {
+		return 0
+	}
+	return r.available / 2
 }
 
 func (s *stream) stop() {
@@ -344,8 +357,9 @@ func pass(ctx context.Context, read func() ([]*trace.Window, error), streams []*
 		}
 		return ws, err
 	}
+	budget := room.tableBudget()
 	for _, s := range streams {
-		s.reserve(total, room)
+		s.reserve(total, &budget)
 	}
 	ws, err := next()
 	for ws != nil && err == nil {

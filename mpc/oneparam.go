@@ -80,9 +80,9 @@ func (e *oneParam) group(end int, closed bool, es []histEntry) {
 		}
 	}
 }
-func (e *oneParam) newWindow(w int)      { e.a.newWindow(w) }
-func (e *oneParam) reserve(windows int)  { e.a.reserve(windows) }
-func (e *oneParam) endWindow(int, int64) {}
+func (e *oneParam) newWindow(w int)                    { e.a.newWindow(w) }
+func (e *oneParam) reserve(windows int, budget *int64) { e.a.reserve(windows, budget) }
+func (e *oneParam) endWindow(int, int64)               {}
 
 func (e *oneParam) gaps(gs []packedGap, fs []policy.Features, _ []int32) {
 	for i, g := range gs {

@@ -76,9 +76,9 @@ func (e *opp) newWindow(w int) {
 	}
 }
 
-func (e *opp) reserve(windows int) {
+func (e *opp) reserve(windows int, budget *int64) {
 	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
-		t.reserve(windows + 2)
+		t.reserve(windows+2, budget)
 	}
 }
 

@@ -282,7 +282,8 @@ func (p *Partial) Results(ctx context.Context, settings []policy.Setting) ([]*re
 		return nil, err
 	}
 	defer st.stop()
-	st.reserve(len(p.Windows), room)
+	budget := room.tableBudget()
+	st.reserve(len(p.Windows), &budget)
 	if !st.histogramsOnly() {
 		return nil, ErrNotMergeable
 	}

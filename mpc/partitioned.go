@@ -42,7 +42,8 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 		return nil, false, nil
 	}
 	defer st.stop()
-	st.reserve(pr.Header().Windows, room)
+	budget := room.tableBudget()
+	st.reserve(pr.Header().Windows, &budget)
 	P := pr.Selected()
 	nw := max(1, min(runtime.GOMAXPROCS(0), P))
 	ws := make([]*partWorker, nw)

@@ -68,9 +68,9 @@ func (e *ration) newWindow(w int) {
 		a.newWindow(w)
 	}
 }
-func (e *ration) reserve(windows int) {
+func (e *ration) reserve(windows int, budget *int64) {
 	for _, a := range e.accs {
-		a.reserve(windows)
+		a.reserve(windows, budget)
 	}
 }
 func (e *ration) endWindow(w int, accessed int64) { e.accessed = append(e.accessed, accessed) }

@@ -21,11 +21,15 @@ func (t *table) grow(n int) {
 	}
 }
 
-// reserve makes room for n rows, so that growing to them copies nothing.
-func (t *table) reserve(n int) {
-	if need := n * t.width; cap(t.data) < need {
-		t.data = slices.Grow(t.data, need-len(t.data))
+// reserve makes room for n rows, so that growing to them copies nothing,
+// if their bytes fit in what is left of budget (which it reduces).
+func (t *table) reserve(n int, budget *int64) {
+	need := n * t.width
+	if cap(t.data) >= need || int64(need)*8 > *budget {
+		return
 	}
+	*budget -= int64(need) * 8
+	t.data = slices.Grow(t.data, need-len(t.data))
 }
 
 // row returns row w (zeros past the end).
@@ -123,10 +127,10 @@ func (a *acc) newWindow(w int) {
 }
 
 // reserve makes room for a pass of the given number of windows.
-func (a *acc) reserve(windows int) {
-	a.plus.reserve(windows + 2)
-	a.prom.reserve(windows + 2)
-	a.oend.reserve(windows + 2)
+func (a *acc) reserve(windows int, budget *int64) {
+	a.plus.reserve(windows+2, budget)
+	a.prom.reserve(windows+2, budget)
+	a.oend.reserve(windows+2, budget)
 }
 
 // add adds a gap at cell c.
