@@ -1,5 +1,7 @@
 package report
 
+import "mdk/agent"
+
 // AgentRun is the side-by-side of one mdk agent run (agent.Compare), for the
 // report's "Agent run" section: the simulator's prediction on the trace the
 // agent observed beside what it measured, per window.
@@ -15,6 +17,9 @@ type AgentRun struct {
 	Totals [][3]string
 	// Explain is the comparison's explanation, one sentence a line.
 	Explain []string
+	// Memory, if set, is the run's memory as the kernel counts it
+	// (agent.Comparison.Memory), shown as a table.
+	Memory *agent.Memory
 }
 
 // jsAgent is the payload of the agent chart.

@@ -151,6 +151,8 @@ type page struct {
 	Controllers []controllerView
 	// Predicted is the section of Data.Predicted.
 	Predicted *predictedView
+	// AgentMemory is the memory table of Data.Agent (memRows).
+	AgentMemory [][]string
 }
 
 // controllerView is one controller in the Controllers section: its realised
@@ -341,6 +343,9 @@ func Generate(w io.Writer, data *Data, opts Options) error {
 		pg.Tune = newTuneView(data.Tune)
 	}
 	pg.Controllers = newControllerViews(data, opts.X)
+	if data.Agent != nil && data.Agent.Memory != nil {
+		pg.AgentMemory = memRows(*data.Agent.Memory)
+	}
 	if data.Predicted != nil {
 		if pg.Predicted, err = newPredictedView(data.Predicted); err != nil {
 			return err

@@ -80,6 +80,15 @@ func memCols(m agent.MemoryWindow) []string {
 	return []string{agent.MiB(m.Alive), agent.MiB(m.RSS), agent.MiB(m.Swap), agent.MiB(m.Zram), agent.MiB(m.Net), agent.MiB(m.Saved), agent.MiB(m.NetSaved)}
 }
 
+// memRows is the memory table's rows: the windows, then the mean.
+func memRows(m agent.Memory) [][]string {
+	var out [][]string
+	for _, d := range m.Windows {
+		out = append(out, append([]string{strconv.Itoa(d.Window)}, memCols(d)...))
+	}
+	return append(out, append([]string{"mean"}, memCols(m.Mean)...))
+}
+
 func newPredictedView(r *PredictedRun) (*predictedView, error) {
 	p := r.P
 	c := p.Cmp
@@ -97,10 +106,7 @@ func newPredictedView(r *PredictedRun) (*predictedView, error) {
 		v.Rows = append(v.Rows, newPredRow(strconv.Itoa(d.Window), d))
 	}
 	v.Rows = append(v.Rows, newPredRow("total", p.Total))
-	for _, d := range c.Memory.Windows {
-		v.MemRows = append(v.MemRows, append([]string{strconv.Itoa(d.Window)}, memCols(d)...))
-	}
-	v.MemRows = append(v.MemRows, append([]string{"mean"}, memCols(c.Memory.Mean)...))
+	v.MemRows = memRows(c.Memory)
 	rec, cf, m := p.Recorded, c.Predicted, c.Measured
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
 	f := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 4, 64) + "%" }

@@ -73,7 +73,13 @@ func predictedData(t *testing.T) *Data {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := &AgentRun{Dir: fixtureRun, Setting: info.Setting, Tracker: info.Tracker, Kernel: info.Kernel, Explain: p.Cmp.Explain(), Memory: &p.Cmp.Memory}
+	for _, d := range p.Cmp.Windows {
+		a.PredPromotions, a.Promotions = append(a.PredPromotions, d.PredPromotions), append(a.Promotions, d.Promotions)
+		a.PredSaved, a.Saved = append(a.PredSaved, d.PredSaved), append(a.Saved, d.Saved)
+	}
 	return &Data{
+		Agent: a,
 		Trace: fixtureRun + "/trace.mdkt", Command: "mdk report " + fixtureRun + " --predicted-from " + fixtureRec, Version: "test",
 		Stats: s, Results: curves(obs), Predicted: &PredictedRun{Dir: fixtureRun, P: p, RecCurves: curves(rec)},
 	}
@@ -110,6 +116,15 @@ func TestPredictedSection(t *testing.T) {
 	if n := strings.Count(page, `<tr class="pw-saved"`); n != W+1 {
 		t.Errorf("%d saved lines, want %d", n, W+1)
 	}
+	// The agent section's memory table: the windows and the mean, window
+	// 0's RSS in MiB.
+	i := strings.Index(page, `id="agent-memory"`)
+	j := strings.Index(page, `id="predicted"`)
+	if i < 0 || j < i || strings.Count(page[i:j], "<tr>") != W+2 {
+		t.Errorf("agent section's memory table missing or not %d rows and a header", W+1)
+	} else if rss := agent.MiB(d.Predicted.P.Cmp.Memory.Windows[0].RSS); !strings.Contains(page[i:j], "<tr><td>0</td><td>0.0</td><td>"+rss+"</td>") {
+		t.Errorf("agent memory table lacks window 0's rss %s", rss)
+	}
 	for _, s := range []string{`"predicted":{"setting":"age:A=2"`, `"recCurves":[{"policy":"age"`, "best alignment offset</th><td>-1 windows"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
@@ -134,7 +149,7 @@ func TestPredictedInBrowser(t *testing.T) {
 	d := predictedData(t)
 	W := len(d.Predicted.P.Windows)
 	c := generateInBrowser(t, chromium, d, Options{})
-	want := map[string]int{"chart-predicted-promotions": 4, "chart-predicted-saved": 4, "chart-predicted-cause-promotions": 7,
+	want := map[string]int{"chart-agent": 4, "chart-predicted-promotions": 4, "chart-predicted-saved": 4, "chart-predicted-cause-promotions": 7,
 		"chart-predicted-cause-saved": 7, "chart-predicted-jaccard": 2, "chart-predicted-curves": 2 + 2 + 3, "chart-predicted-memory": 5}
 	for id, n := range want {
 		ch, ok := c.Charts[id]

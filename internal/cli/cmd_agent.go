@@ -525,7 +525,7 @@ func writeComparison(w io.Writer, c *agent.Comparison, tc *agent.TierComparison,
 
 // agentView is the report's view of a comparison.
 func agentView(dir string, c *agent.Comparison) *report.AgentRun {
-	a := &report.AgentRun{Dir: dir, Setting: c.Info.Setting, Tracker: c.Info.Tracker, Kernel: c.Info.Kernel, Explain: c.Explain()}
+	a := &report.AgentRun{Dir: dir, Setting: c.Info.Setting, Tracker: c.Info.Tracker, Kernel: c.Info.Kernel, Explain: c.Explain(), Memory: &c.Memory}
 	for _, d := range c.Windows {
 		a.PredPromotions = append(a.PredPromotions, d.PredPromotions)
 		a.Promotions = append(a.Promotions, d.Promotions)

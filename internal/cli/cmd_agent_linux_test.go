@@ -75,7 +75,8 @@ func TestAgentReplayCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="chart-agent"`, `"agent":{"setting":"age:A=1"`, "Agent run: predicted and measured", "windows fully explained (residual 0): 6 of 6"} {
+	for _, want := range []string{`id="chart-agent"`, `"agent":{"setting":"age:A=1"`, "Agent run: predicted and measured", "windows fully explained (residual 0): 6 of 6",
+		`<table class="data small" id="agent-memory">`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report lacks %q", want)
 		}
