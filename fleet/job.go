@@ -39,6 +39,10 @@ type JobResult struct {
 	// SampleRate, for a job run on a sample of its pages, is the rate
 	// (0.01 = 1%): every count is an estimate, and each point has Err.
 	SampleRate float64 `json:"sample_rate,omitempty"`
+	// SmallSample, for a job whose sample holds no page or fewer than
+	// result.MinBoundPages, says so (result.Result.SmallSample): the
+	// summary prints it as a WARNING.
+	SmallSample string `json:"small_sample,omitempty"`
 	// Groups, for a sampled job with sub-samples, are each sub-sample's
 	// own estimates (counts x k/rate) of the footprint and alive
 	// page-windows: what the fleet's error bounds are computed from.
@@ -188,6 +192,7 @@ func (p *Plan) job(name string, runs []*result.Result, ctl []*sim.Controlled) (J
 	}
 	if r0.Sampled() {
 		jr.SampleRate = float64(r0.SamplePPM) / 1e6
+		jr.SmallSample = r0.SmallSample()
 	}
 	for _, a := range r0.AlivePerWindow {
 		jr.PeakAlivePages = max(jr.PeakAlivePages, a)

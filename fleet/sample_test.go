@@ -96,7 +96,12 @@ func TestSampledFleetBounds(t *testing.T) {
 		// The average saved bytes get the groups' bound (none where it is
 		// 0); the savings none, under the rule of docs/bench.md, though the
 		// groups give one.
+		// OPP's none (docs/bench.md, "The fleet's own coverage").
 		switch w := result.GroupBound(ppm, avg); {
+		case s.Policy == "opp":
+			if s.Err.AvgSavedBytes != nil || s.Train.Err.AvgSavedBytes != nil || s.Eval.Err.AvgSavedBytes != nil {
+				t.Errorf("%s:%s: an avg saved bytes bound is printed for OPP", s.Policy, s.Params)
+			}
 		case w > 0 && (s.Err.AvgSavedBytes == nil || *s.Err.AvgSavedBytes != w):
 			t.Errorf("%s:%s: avg saved bytes bound %v, want %v", s.Policy, s.Params, s.Err.AvgSavedBytes, w)
 		case w == 0 && s.Err.AvgSavedBytes != nil:
@@ -119,7 +124,7 @@ func TestSampledFleetBounds(t *testing.T) {
 	}
 	got := files(f)
 	if !bytes.Contains(got["settings.csv"], []byte(",eval_alive_savings_err\n")) || !bytes.Contains(got["fleet.json"], []byte(`"err": {`)) ||
-		!bytes.Contains(got["summary.txt"], []byte("the savings have none")) || bytes.Contains(got["summary.txt"], []byte("% ±")) {
+		!bytes.Contains(got["summary.txt"], []byte("the savings and OPP's average saved bytes have none")) || bytes.Contains(got["summary.txt"], []byte("% ±")) {
 		t.Errorf("sampled fleet files without bounds:\n%s\n%s", got["settings.csv"], got["summary.txt"])
 	}
 
@@ -169,5 +174,31 @@ func TestMergeMixedSample(t *testing.T) {
 	f := ps.Build(append(as, ae...), []fleet.JobResult{js, je})
 	if f.Settings[0].Err != nil {
 		t.Errorf("bounds on a fleet of mixed jobs: %+v", f.Settings[0].Err)
+	}
+}
+
+// TestSampledFleetWarnsSmall: a job whose sample holds fewer than
+// result.MinBoundPages pages gets a WARNING line naming it in the summary,
+// as mdk mpc warns; a whole run has none.
+func TestSampledFleetWarnsSmall(t *testing.T) {
+	paths, err := fleettest.Write(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = paths[:len(paths)-1]
+	for _, ppm := range []int64{100_000, 0} {
+		p := samplePlan(t, ppm)
+		f, err := p.RunLocal(context.Background(), paths, fleet.OpenFile, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := f.WriteSummary(&b); err != nil {
+			t.Fatal(err)
+		}
+		n := bytes.Count(b.Bytes(), []byte("\nWARNING: "))
+		if want := map[int64]int{100_000: len(paths), 0: 0}[ppm]; n != want || (want > 0 && !bytes.Contains(b.Bytes(), []byte(paths[0]+": the 10% sample holds only"))) {
+			t.Errorf("rate %d ppm: %d WARNING lines, want %d:\n%s", ppm, n, want, b.String())
+		}
 	}
 }

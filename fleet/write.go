@@ -246,7 +246,12 @@ func (f *Fleet) WriteSummary(w io.Writer) error {
 		}
 	}
 	if sampled > 0 {
-		fmt.Fprintf(&b, "%d jobs ran on a sample of their pages: their counts are estimates (the sample's x 1/rate); each curve point's error bounds are in the jobs' results, the fleet sums' bounds of the average saved bytes are in settings.csv (*_err) and fleet.json (err); the savings have none, their bounds did not cover the exact values often enough (docs/bench.md, sampling)\n", sampled)
+		fmt.Fprintf(&b, "%d jobs ran on a sample of their pages: their counts are estimates (the sample's x 1/rate); the jobs' curves (curves.csv) have no error bounds (mdk mpc --sample prints a job's), the fleet sums' bounds of the average saved bytes are in settings.csv (*_err) and fleet.json (err), but for OPP's; the savings and OPP's average saved bytes have none, their bounds did not cover the exact values often enough (docs/bench.md, \"The fleet's own coverage\")\n", sampled)
+	}
+	for _, j := range f.JobResults {
+		if j.SmallSample != "" {
+			fmt.Fprintf(&b, "WARNING: %s: %s\n", j.Job, j.SmallSample)
+		}
 	}
 	for _, j := range f.JobResults {
 		if j.Error != "" {

@@ -3,16 +3,14 @@ package verify
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
+	"mdk/fleet/fleettest"
 	"mdk/gen"
-	"mdk/importer"
 	"mdk/internal/testutil"
 	"mdk/mpc"
 	"mdk/policy"
@@ -101,41 +99,15 @@ type namedTrace struct {
 }
 
 // realTraces imports the real traces of importer/testdata as the import
-// benchmark does.
+// benchmark does (fleettest.RealTraces).
 func realTraces(t *testing.T) []namedTrace {
-	var out []namedTrace
-	csv := importer.CSVOptions{TimeCol: 2, IDCol: 5, SizeCol: 4, Header: true}
-	for _, in := range []struct {
-		name, format, file string
-		o                  importer.Options
-	}{
-		{"cloudPhysicsIO csv, block map", "csv", "cloudPhysicsIO.csv", importer.Options{Map: importer.MapBlock, Window: 30 * time.Second, CSV: csv}},
-		{"cloudPhysicsIO oracleGeneral", "oracle-general", "cloudPhysicsIO.oracleGeneral.bin", importer.Options{Window: 30 * time.Second}},
-		{"gzip address trace", "address", "gzip.trace.gz", importer.Options{WindowRequests: 10000}},
-		{"w106 lbn32", "lbn32", "w106.trace.xz", importer.Options{WindowRequests: 100000}},
-		{"damon.data", "damon", "damon.data", importer.Options{Window: time.Second}},
-		{"damon perf script", "damon-perf", "perf.data.script", importer.Options{Window: time.Second}},
-	} {
-		data, err := os.ReadFile(filepath.Join("../importer/testdata", in.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		_, err = importer.Import(context.Background(), in.format, bytes.NewReader(data), in.file, in.o, func(h trace.Header) (trace.Writer, error) {
-			return trace.NewBinaryWriter(&buf, h)
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", in.file, err)
-		}
-		r, err := trace.NewBinaryReader(&buf, in.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := trace.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, namedTrace{in.name, tr})
+	rs, err := fleettest.RealTraces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]namedTrace, len(rs))
+	for i, r := range rs {
+		out[i] = namedTrace{r.Name, r.Trace}
 	}
 	return out
 }

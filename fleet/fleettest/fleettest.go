@@ -145,25 +145,11 @@ func WritePartitioned(dir string, partitions int) (parts, whole []string, err er
 		}
 		trs, names = append(trs, tr), append(names, "gen-"+m)
 	}
-	_, self, _, _ := runtime.Caller(0)
-	real := filepath.Join(filepath.Dir(self), "../../importer/testdata/cloudPhysicsIO.oracleGeneral.bin")
-	data, err := os.ReadFile(real)
+	real, err := RealTraces()
 	if err != nil {
 		return nil, nil, err
 	}
-	var buf bytes.Buffer
-	if _, err := importer.Import(context.Background(), "oracle-general", bytes.NewReader(data), real, importer.Options{Window: 30 * time.Second},
-		func(h trace.Header) (trace.Writer, error) { return trace.NewBinaryWriter(&buf, h) }); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", real, err)
-	}
-	r, err := trace.NewBinaryReader(&buf, real)
-	if err != nil {
-		return nil, nil, err
-	}
-	tr, err := trace.ReadAll(r)
-	if err != nil {
-		return nil, nil, err
-	}
+	tr := real[1].Trace // cloudPhysicsIO in oracleGeneral
 	trs, names = append(trs, tr), append(names, "cloudPhysicsIO")
 	for i, tr := range trs {
 		for _, p := range []int{partitions, 0} {
@@ -190,4 +176,53 @@ func WritePartitioned(dir string, partitions int) (parts, whole []string, err er
 		}
 	}
 	return parts, whole, nil
+}
+
+// NamedTrace is a real trace of importer/testdata, imported.
+type NamedTrace struct {
+	Name  string
+	Trace *trace.Trace
+}
+
+// RealTraces imports the real traces of importer/testdata as the import
+// benchmark does: cloudPhysicsIO (csv with the block map, and
+// oracleGeneral; 30 s windows), the gzip address trace and w106 (windows
+// of 10,000 and 100,000 requests), and DAMON's two (1 s windows).
+func RealTraces() ([]NamedTrace, error) {
+	_, self, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(self), "../../importer/testdata")
+	var out []NamedTrace
+	csv := importer.CSVOptions{TimeCol: 2, IDCol: 5, SizeCol: 4, Header: true}
+	for _, in := range []struct {
+		name, format, file string
+		o                  importer.Options
+	}{
+		{"cloudPhysicsIO csv, block map", "csv", "cloudPhysicsIO.csv", importer.Options{Map: importer.MapBlock, Window: 30 * time.Second, CSV: csv}},
+		{"cloudPhysicsIO oracleGeneral", "oracle-general", "cloudPhysicsIO.oracleGeneral.bin", importer.Options{Window: 30 * time.Second}},
+		{"gzip address trace", "address", "gzip.trace.gz", importer.Options{WindowRequests: 10000}},
+		{"w106 lbn32", "lbn32", "w106.trace.xz", importer.Options{WindowRequests: 100000}},
+		{"damon.data", "damon", "damon.data", importer.Options{Window: time.Second}},
+		{"damon perf script", "damon-perf", "perf.data.script", importer.Options{Window: time.Second}},
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, in.file))
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if _, err := importer.Import(context.Background(), in.format, bytes.NewReader(data), in.file, in.o, func(h trace.Header) (trace.Writer, error) {
+			return trace.NewBinaryWriter(&buf, h)
+		}); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.file, err)
+		}
+		r, err := trace.NewBinaryReader(&buf, in.file)
+		if err != nil {
+			return nil, err
+		}
+		tr, err := trace.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, NamedTrace{in.name, tr})
+	}
+	return out, nil
 }
