@@ -97,4 +97,7 @@ func TestReportPredictedFrom(t *testing.T) {
 	if code, _, errs := run(t, "", "report", example, "--predicted-from", example, "-o", html); code != ExitUsage || !strings.Contains(errs, "needs a run directory") {
 		t.Errorf("a trace with --predicted-from: exit %d: %s", code, errs)
 	}
+	if code, _, errs := run(t, "", "report", filepath.Join(t.TempDir(), "none"), "--predicted-from", example, "-o", html); code != ExitError || !strings.Contains(errs, "no such file") {
+		t.Errorf("a missing run with --predicted-from: exit %d: %s", code, errs)
+	}
 }

@@ -190,7 +190,8 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 	}
 	var agentRun *report.AgentRun
 	var pred *report.PredictedRun
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	fi, statErr := os.Stat(path)
+	if statErr == nil && fi.IsDir() {
 		var c *agent.Comparison
 		if o.predictedFrom != "" {
 			p, err := compareRunPredicted(path, o.mpc.model, o.predictedFrom)
@@ -204,6 +205,9 @@ func runReport(e *env, o reportOptions, path string, cmdline string) error {
 		agentRun = agentView(path, c)
 		path = filepath.Join(path, agent.TraceFile)
 	} else if o.predictedFrom != "" {
+		if statErr != nil {
+			return statErr
+		}
 		return usagef("--predicted-from needs a run directory of mdk agent, not the trace %s", path)
 	}
 	sum, err := fileSHA256(path)
