@@ -83,16 +83,31 @@ func (e *paw) endWindow(int, int64)               {}
 
 func (e *paw) finish(W int) ([]int64, [][]int64, [][]int64) {
 	g := e.g.a.mapped(W, func(row []int64) { e.g.cumulate(row, true) })
-	saved := make([]int64, len(e.ps))
-	cols, shifts := make([]int, len(e.ps)), make([]int, len(e.ps))
+	saved, cols, shifts := e.settle(g)
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
+	g.perWindow(W, cols, shifts, out, perWin)
+	return saved, out, perWin
+}
+
+func (e *paw) flatten() { e.g.a.flatten() }
+
+func (e *paw) finishTotals() ([]int64, []int64) {
+	g := e.g.a.mapped(0, func(row []int64) { e.g.cumulate(row, true) })
+	saved, cols, _ := e.settle(g)
+	return saved, g.totalProms(cols, nil)
+}
+
+// settle returns each setting's saved page-windows from the grid's
+// quadrant sums, and its cell and delay (its wait).
+func (e *paw) settle(g sums) (saved []int64, cols, shifts []int) {
+	saved = make([]int64, len(e.ps))
+	cols, shifts = make([]int, len(e.ps)), make([]int, len(e.ps))
 	for i, p := range e.ps {
 		c := e.g.cell(e.pa.index(p.P), e.wa.index(p.Wait))
 		saved[i] = g.sum[c] - int64(p.Wait)*g.cnt[c]
 		cols[i], shifts[i] = c, p.Wait
 	}
-	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
-	g.perWindow(W, cols, shifts, out, perWin)
-	return saved, out, perWin
+	return saved, cols, shifts
 }
 
 // pace: gap (d, g) with ia = #{P < d}. The settings with a < ia reclaim it
@@ -148,18 +163,41 @@ func (e *pace) newWindow(w int) {
 }
 
 func (e *pace) finish(W int) ([]int64, [][]int64, [][]int64) {
-	at := e.at.mapped(W, suffix)
-	g := e.g.a.mapped(W, func(row []int64) { e.g.cumulate(row, false) })
-	saved := make([]int64, len(e.ps))
-	ais, cols, shifts := make([]int, len(e.ps)), make([]int, len(e.ps)), make([]int, len(e.ps))
+	at, g := e.mapped(W)
+	saved, ais, cols, shifts := e.settle(at, g)
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
+	at.perWindow(W, ais, nil, out, perWin)
+	g.perWindow(W, cols, shifts, out, perWin)
+	return saved, out, perWin
+}
+
+func (e *pace) flatten() {
+	e.at.flatten()
+	e.g.a.flatten()
+}
+
+func (e *pace) finishTotals() ([]int64, []int64) {
+	at, g := e.mapped(0)
+	saved, ais, cols, _ := e.settle(at, g)
+	return saved, g.totalProms(cols, at.totalProms(ais, nil))
+}
+
+// mapped returns the sums of the reclaimed-at-the-touch acc (suffix sums
+// over P) and of the grid (quadrant sums).
+func (e *pace) mapped(W int) (at, g sums) {
+	return e.at.mapped(W, suffix), e.g.a.mapped(W, func(row []int64) { e.g.cumulate(row, false) })
+}
+
+// settle returns each setting's saved page-windows from the sums, and its
+// P column, its grid cell and its delay (its A).
+func (e *pace) settle(at, g sums) (saved []int64, ais, cols, shifts []int) {
+	saved = make([]int64, len(e.ps))
+	ais, cols, shifts = make([]int, len(e.ps)), make([]int, len(e.ps)), make([]int, len(e.ps))
 	for i, p := range e.ps {
 		ai, b := e.pa.index(p.P), e.aa.index(p.A)
 		c := e.g.cell(ai, b)
 		saved[i] = at.sum[ai] + g.sum[c] - int64(p.A)*g.cnt[c]
 		ais[i], cols[i], shifts[i] = ai, c, p.A
 	}
-	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
-	at.perWindow(W, ais, nil, out, perWin)
-	g.perWindow(W, cols, shifts, out, perWin)
-	return saved, out, perWin
+	return saved, ais, cols, shifts
 }

@@ -42,6 +42,14 @@ type Options struct {
 	// Groups is the number of sub-samples of a sampled run, for the error
 	// bounds; 0 means DefaultGroups, 1 none.
 	Groups int
+	// GroupTotals makes a sampled run's sub-samples keep their totals only
+	// (result.Result.TotalsOnly): enough for every bound that
+	// result.Result.PrintedBound prints, not for their per-window arrays
+	// (which tune and the fleet restrict to their training and evaluation
+	// windows) nor for the bounds of per-window statistics. It is much
+	// cheaper: see [generateSampled]. The sample's own results are the
+	// same either way.
+	GroupTotals bool
 	// Censor drops the gaps still open at the end of the trace (lives not
 	// ended by a free): they save nothing and cost nothing in every
 	// setting, while their windows still count as alive. It is how a
@@ -194,6 +202,7 @@ type stream struct {
 	before  int64
 	stopped bool
 	censor  bool // drop the gaps still open at the end (Options.Censor)
+	flat    bool // keep totals only (flatten)
 	// rank, if not nil, scores the touches of each window so that the walk
 	// ranks them (a rationed lopp's engine, [ranker]).
 	rank *policy.LOPP
@@ -385,18 +394,27 @@ func pass(ctx context.Context, read func() ([]*trace.Window, error), streams []*
 }
 
 // results collects each engine's totals into one result per setting, in
-// the order of settings, every count multiplied by scale.
+// the order of settings, every count multiplied by scale. A flattened
+// stream's results keep their totals only (result.Result.TotalsOnly), and
+// the stream's per-window accessed and alive counts.
 func (s *stream) results(settings []policy.Setting, pageSize, scale int64) []*result.Result {
 	t := s.t
 	W := len(t.accessed)
 	out := make([]*result.Result, len(settings))
 	accessed, alive, L := scaled(t.accessed, scale), scaled(t.alive, scale), t.L*scale
-	for ei, e := range s.engines {
-		saved, proms, perWin := e.finish(W)
-		n := scale
-		if w, ok := e.(interface{ wholeUnits() bool }); ok && w.wholeUnits() {
-			n = 1
+	s.spend(scale, func(ei int, e engine, n int64) {
+		if s.flat {
+			saved, proms := finishTotals(e, W)
+			for k, i := range s.slots[ei] {
+				out[i] = &result.Result{
+					Policy: settings[i].Policy(), Params: settings[i].Params(), PageSize: pageSize,
+					Accessed: accessed, AlivePerWindow: alive, Alive: L,
+					Saved: saved[k] * n, TotalsOnly: true, PromotionTotal: proms[k] * n,
+				}
+			}
+			return
 		}
+		saved, proms, perWin := e.finish(W)
 		for k, i := range s.slots[ei] {
 			out[i] = &result.Result{
 				Policy:         settings[i].Policy(),
@@ -410,10 +428,23 @@ func (s *stream) results(settings []policy.Setting, pageSize, scale int64) []*re
 				AlivePerWindow: alive,
 			}
 		}
-		s.engines[ei] = nil // spent: its tables are garbage
+	})
+	return out
+}
+
+// spend calls f for each engine of s (its index, and the multiplier of its
+// counts: scale, or 1 for an engine that counts in the whole trace's
+// units), then drops it: its tables are garbage.
+func (s *stream) spend(scale int64, f func(ei int, e engine, n int64)) {
+	for ei, e := range s.engines {
+		n := scale
+		if w, ok := e.(interface{ wholeUnits() bool }); ok && w.wholeUnits() {
+			n = 1
+		}
+		f(ei, e, n)
+		s.engines[ei] = nil
 	}
 	s.p.workers = nil
-	return out
 }
 
 // scaled returns v multiplied by n: v itself if n is 1, else a copy.

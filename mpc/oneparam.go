@@ -105,11 +105,28 @@ func (e *oneParam) gaps(gs []packedGap, fs []policy.Features, _ []int32) {
 }
 
 func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
+	s := e.a.mapped(W, suffix)
+	saved, cols, shifts := e.settle(s)
+	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
+	s.perWindow(W, cols, shifts, out, perWin)
+	return saved, out, perWin
+}
+
+func (e *oneParam) flatten() { e.a.flatten() }
+
+func (e *oneParam) finishTotals() ([]int64, []int64) {
+	s := e.a.mapped(0, suffix)
+	saved, cols, _ := e.settle(s)
+	return saved, s.totalProms(cols, nil)
+}
+
+// settle returns each setting's saved page-windows from the acc's suffix
+// sums, and its column and delay.
+func (e *oneParam) settle(s sums) (saved []int64, cols, shifts []int) {
 	// Suffix sums: the setting at axis index s reclaims the gaps added at
 	// k > s.
-	s := e.a.mapped(W, suffix)
-	saved := make([]int64, len(e.ps))
-	cols, shifts := make([]int, len(e.ps)), make([]int, len(e.ps))
+	saved = make([]int64, len(e.ps))
+	cols, shifts = make([]int, len(e.ps)), make([]int, len(e.ps))
 	for i, p := range e.ps {
 		a := e.axis.index(p.Param())
 		saved[i] = s.sum[a]
@@ -121,9 +138,7 @@ func (e *oneParam) finish(W int) ([]int64, [][]int64, [][]int64) {
 		}
 		cols[i] = a
 	}
-	out, perWin := newRows(len(e.ps), W), newRows(len(e.ps), W)
-	s.perWindow(W, cols, shifts, out, perWin)
-	return saved, out, perWin
+	return saved, cols, shifts
 }
 
 // countOf returns a whole-number parameter as an int: trace.Inf for inf

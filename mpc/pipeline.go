@@ -13,7 +13,10 @@ import (
 // goroutines in chunks. A chunk holds up to chunkGaps gaps (16 bytes each,
 // plus 24 bytes of features when an engine needs them) and the window marks
 // interleaved with them; chunks are recycled, so the memory in flight is
-// bounded by chunks*chunkGaps whatever the trace.
+// bounded by chunks*chunkGaps whatever the trace. A pipeline may have
+// smaller chunks (pipeline.size: a sampled run's sub-samples'), and a
+// chunk's gaps are allocated when the first is queued (none are when every
+// engine takes histograms).
 const (
 	chunkGaps = 1 << 15
 	chunks    = 4
@@ -54,6 +57,7 @@ type pipeline struct {
 	in       []chan *chunk
 	free     chan *chunk
 	cur      *chunk
+	size     int // gaps, marks or histogram entries a chunk holds: chunkGaps unless set
 	needFeat bool
 	needRank bool
 	wg       sync.WaitGroup
@@ -62,12 +66,12 @@ type pipeline struct {
 func newPipeline(engines []engine, needFeat, needRank bool) *pipeline {
 	n := min(runtime.GOMAXPROCS(0), len(engines))
 	n = max(n, 1)
-	p := &pipeline{workers: make([][]engine, n), needFeat: needFeat, needRank: needRank, free: make(chan *chunk, chunks)}
+	p := &pipeline{workers: make([][]engine, n), size: chunkGaps, needFeat: needFeat, needRank: needRank, free: make(chan *chunk, chunks)}
 	for i, e := range engines {
 		p.workers[i%n] = append(p.workers[i%n], e)
 	}
 	for range chunks {
-		p.free <- &chunk{gaps: make([]packedGap, 0, chunkGaps)}
+		p.free <- &chunk{}
 	}
 	for _, es := range p.workers {
 		in := make(chan *chunk, chunks)
@@ -98,6 +102,9 @@ func (p *pipeline) gap(g trace.Gap, f *policy.Features, rank int32) {
 		prior = int32(g.Prior)
 	}
 	c := p.cur
+	if c.gaps == nil {
+		c.gaps = make([]packedGap, 0, p.size)
+	}
 	c.gaps = append(c.gaps, packedGap{start: int32(g.Start), idle: int32(g.Idle), prior: prior, closed: g.Closed})
 	if p.needFeat {
 		c.feats = append(c.feats, *f)
@@ -105,17 +112,17 @@ func (p *pipeline) gap(g trace.Gap, f *policy.Features, rank int32) {
 	if p.needRank {
 		c.ranks = append(c.ranks, rank)
 	}
-	if len(c.gaps) == chunkGaps {
+	if len(c.gaps) >= p.size {
 		p.flush()
 	}
 }
 
-// mark queues a window's start or end. A chunk also ends after chunkGaps
+// mark queues a window's start or end. A chunk also ends after p.size
 // marks, so that a run of empty windows does not grow one chunk without
 // bound.
 func (p *pipeline) mark(kind, w int, accessed int64) {
 	p.cur.marks = append(p.cur.marks, mark{at: len(p.cur.gaps), kind: kind, w: w, accessed: accessed})
-	if len(p.cur.marks) >= chunkGaps {
+	if len(p.cur.marks) >= p.size {
 		p.flush()
 	}
 }
@@ -126,7 +133,7 @@ func (p *pipeline) group(end int, closed bool, es []histEntry) {
 	lo := len(c.entries)
 	c.entries = append(c.entries, es...)
 	c.marks = append(c.marks, mark{at: len(c.gaps), kind: markGroup, w: end, closed: closed, lo: lo, hi: len(c.entries)})
-	if len(c.entries) >= chunkGaps || len(c.marks) >= chunkGaps {
+	if len(c.entries) >= p.size || len(c.marks) >= p.size {
 		p.flush()
 	}
 }

@@ -111,16 +111,33 @@ func addSaved(W, width int, plus, minus []int64, cols, shifts []int, out [][]int
 // window they end in (their promotion) and the open ones by their end. Two
 // increments a gap; the counts and idle sums per cell are derived at the end
 // (idle = end - (start+1)).
+//
+// A flat acc (flatten) keeps no per-window tables: per cell only the
+// number of gaps, the sum of their idle lengths and the number of closed
+// ones (the promotions), which is all a sampled run's sub-samples print
+// ([Options.GroupTotals]).
 type acc struct {
 	width            int
 	plus, prom, oend table
+	flat             bool
+	fcnt, fsum, fpro []int64 // a flat acc's totals per cell
 }
 
 func newAcc(width int) *acc {
 	return &acc{width: width, plus: newTable(width), prom: newTable(width), oend: newTable(width)}
 }
 
+// flatten makes a keep its totals only; it must be called before any gap
+// is added.
+func (a *acc) flatten() {
+	a.flat = true
+	a.fcnt, a.fsum, a.fpro = make([]int64, a.width), make([]int64, a.width), make([]int64, a.width)
+}
+
 func (a *acc) newWindow(w int) {
+	if a.flat {
+		return
+	}
 	a.plus.grow(w + 2)
 	a.prom.grow(w + 2)
 	a.oend.grow(w + 2)
@@ -128,6 +145,9 @@ func (a *acc) newWindow(w int) {
 
 // reserve makes room for a pass of the given number of windows.
 func (a *acc) reserve(windows int, budget *int64) {
+	if a.flat {
+		return
+	}
 	a.plus.reserve(windows+2, budget)
 	a.prom.reserve(windows+2, budget)
 	a.oend.reserve(windows+2, budget)
@@ -135,6 +155,14 @@ func (a *acc) reserve(windows int, budget *int64) {
 
 // add adds a gap at cell c.
 func (a *acc) add(c int, g packedGap) {
+	if a.flat {
+		a.fcnt[c]++
+		a.fsum[c] += int64(g.idle)
+		if g.closed {
+			a.fpro[c]++
+		}
+		return
+	}
 	a.plus.data[int(g.start+1)*a.width+c]++
 	end := int(g.start+g.idle+1)*a.width + c
 	if g.closed {
@@ -146,6 +174,14 @@ func (a *acc) add(c int, g packedGap) {
 
 // addN adds x.N gaps of idle length x.Idle ending in window end at cell c.
 func (a *acc) addN(c int, x histEntry, end int, closed bool) {
+	if a.flat {
+		a.fcnt[c] += x.N
+		a.fsum[c] += x.N * int64(x.Idle)
+		if closed {
+			a.fpro[c] += x.N
+		}
+		return
+	}
 	a.plus.data[(end-int(x.Idle))*a.width+c] += x.N
 	if closed {
 		a.prom.data[end*a.width+c] += x.N
@@ -173,16 +209,24 @@ func (a *acc) totals() (cnt, sum []int64) {
 // sums are an acc's tables for the first W windows, each row (of width
 // cells) transformed by a suffix or quadrant sum over cells: per window the
 // promotions, the saved windows' starts (plus) and the gaps' ends (end, closed
-// and open), and the transformed totals.
+// and open), and the transformed totals. A flat acc's have no per-window
+// rows, and the transformed total promotions instead (proms).
 type sums struct {
 	width           int
 	prom, plus, end []int64
 	cnt, sum        []int64
+	proms           []int64 // a flat acc's
 }
 
 // mapped returns the acc's sums, each row transformed in place by f: the
 // acc is spent.
 func (a *acc) mapped(W int, f func([]int64)) sums {
+	if a.flat {
+		f(a.fcnt)
+		f(a.fsum)
+		f(a.fpro)
+		return sums{width: a.width, cnt: a.fcnt, sum: a.fsum, proms: a.fpro}
+	}
 	cnt, sum := a.totals()
 	f(cnt)
 	f(sum)
@@ -196,6 +240,19 @@ func (a *acc) mapped(W int, f func([]int64)) sums {
 		f(end[o : o+a.width])
 	}
 	return sums{width: a.width, prom: prom, plus: plus, end: end, cnt: cnt, sum: sum}
+}
+
+// totalProms adds, for each i, the total promotions of the setting in
+// column cols[i] to proms[i], from a flat acc's sums; nil proms is a new
+// slice. It returns proms.
+func (s sums) totalProms(cols []int, proms []int64) []int64 {
+	if proms == nil {
+		proms = make([]int64, len(cols))
+	}
+	for i, c := range cols {
+		proms[i] += s.proms[c]
+	}
+	return proms
 }
 
 // perWindow adds, for each i, the per-window promotions and saved pages of

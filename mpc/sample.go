@@ -13,6 +13,12 @@ import (
 // DefaultGroups is the number of sub-samples of a sampled run.
 const DefaultGroups = 10
 
+// subChunk is the size of a sub-sample's pipeline chunks (pipeline.size):
+// a sub-sample holds a few thousand gaps and histogram entries a window,
+// and its k pipelines' chunks of the default size would cost more to
+// allocate and fault in than the sub-samples' engines.
+const subChunk = chunkGaps / 16
+
 // generateSampled runs every setting on the pages that s keeps, in one pass
 // over r, as k disjoint random sub-samples of the sample
 // (trace.SampleSplit) and, for the settings whose engines do not merge, the
@@ -31,11 +37,18 @@ const DefaultGroups = 10
 // counts) run on the whole sample too. Without sub-samples (k = 0) every
 // setting runs on the sample.
 //
+// With opts.GroupTotals the sub-samples keep their totals only (flat
+// engines: per cell of a parameter axis or grid a count, a sum and the
+// promotions, no per-window tables; result.Result.TotalsOnly), and every
+// setting runs on the whole sample, with its per-window tables: one
+// engines' pass with per-window tables instead of k.
+//
 // The sub-samples' walks run on the calling goroutine, beside the sample's
 // helpers; their engines have pipelines of their own. So the cost is up to
 // two walks of the sampled records (the sample's and the sub-samples') and
 // k times the engines' per-window work (plus the unmergeable engines' once
-// more).
+// more), or with opts.GroupTotals the engines' per-window work once and k
+// times their per-gap work.
 func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Setting, s trace.Sample, opts Options) ([]*result.Result, error) {
 	k := opts.Groups
 	switch {
@@ -46,8 +59,9 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 	case k < 0 || k > trace.MaxSampleGroups:
 		return nil, fmt.Errorf("mpc: %d sub-samples: want 2 .. %d (or 1 for none)", k, trace.MaxSampleGroups)
 	}
+	flat := opts.GroupTotals && k > 0
 	whole := make([]int, 0, len(settings)) // settings run on the whole sample
-	if k == 0 {
+	if k == 0 || flat {
 		for i := range settings {
 			whole = append(whole, i)
 		}
@@ -92,6 +106,12 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		if err != nil {
 			return nil, err
 		}
+		if i > 0 {
+			st.p.size = subChunk
+			if flat {
+				st.flatten()
+			}
+		}
 		streams[i] = st
 	}
 	first := 0
@@ -113,7 +133,11 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		return p[first:], nil
 	}
 	h := sp.Header()
-	room := newRoom(len(settings)*k + len(whole))
+	tabled := len(settings) // settings with per-window tables in a sub-sample
+	if flat {
+		tabled = streams[1].tabled()
+	}
+	room := newRoom(tabled*k + len(whole))
 	if err := room.check(h.Windows); err != nil {
 		return nil, err
 	}
@@ -148,6 +172,56 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		o.SamplePPM, o.SamplePages = s.PPM, int64(sp.Kept())
 	}
 	return out, nil
+}
+
+// A totaler is an engine that can keep its totals only (a flat stream's):
+// flatten, before the pass, makes it keep no per-window tables, and
+// finishTotals then returns each setting's saved page-windows and total
+// promotions, in the order of finish, equal to the sums of finish's.
+type totaler interface {
+	flatten()
+	finishTotals() (saved, promotions []int64)
+}
+
+// flatten makes the stream's engines keep their totals only where they can
+// (totaler); the others keep their tables, summed at the end
+// (finishTotals). Its results keep their totals only.
+func (s *stream) flatten() {
+	s.flat = true
+	for _, e := range s.engines {
+		if t, ok := e.(totaler); ok {
+			t.flatten()
+		}
+	}
+}
+
+// tabled returns the number of settings whose engines keep per-window
+// tables in a flattened stream (not totalers).
+func (s *stream) tabled() int {
+	n := 0
+	for ei, e := range s.engines {
+		if _, ok := e.(totaler); !ok {
+			n += len(s.slots[ei])
+		}
+	}
+	return n
+}
+
+// finishTotals returns each setting's saved page-windows and total
+// promotions from an engine of a flattened stream: its totals, or for an
+// engine that is not a totaler the sums of its per-window promotions.
+func finishTotals(e engine, W int) (saved, proms []int64) {
+	if a, ok := e.(totaler); ok {
+		return a.finishTotals()
+	}
+	saved, perWin, _ := e.finish(W)
+	proms = make([]int64, len(perWin))
+	for k, p := range perWin {
+		for _, x := range p {
+			proms[k] += x
+		}
+	}
+	return saved, proms
 }
 
 // mergeable reports, for each setting, whether its engine's results on

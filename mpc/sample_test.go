@@ -79,6 +79,7 @@ func sameResults(a, b []*result.Result) bool {
 	return slices.EqualFunc(a, b, func(x, y *result.Result) bool {
 		return x.Policy == y.Policy && x.Params == y.Params && x.Saved == y.Saved && x.Alive == y.Alive &&
 			x.PageSize == y.PageSize && x.SamplePPM == y.SamplePPM &&
+			x.TotalsOnly == y.TotalsOnly && x.PromotionTotal == y.PromotionTotal &&
 			slices.Equal(x.Promotions, y.Promotions) && slices.Equal(x.Accessed, y.Accessed) &&
 			slices.Equal(x.SavedPerWindow, y.SavedPerWindow) && slices.Equal(x.AlivePerWindow, y.AlivePerWindow) &&
 			sameResults(x.Groups, y.Groups)
@@ -96,7 +97,9 @@ func unsampled(r *result.Result) *result.Result {
 // sampled pages (built independently, by a Builder), counts times 1/rate,
 // and each sub-sample's run equals the simulator on its pages, counts times
 // k/rate; OPP's equal the simulator on those pages each replicated 1/rate
-// (k/rate) times (sampledSim); on random traces and every gen model.
+// (k/rate) times (sampledSim); on random traces and every gen model. With
+// Options.GroupTotals the sample's results are the same and each
+// sub-sample's the simulator's totals.
 func TestSampledEqualsSimulator(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 17))
 	ss := edgeSettings()
@@ -114,6 +117,10 @@ func TestSampledEqualsSimulator(t *testing.T) {
 		got, err := Generate(context.Background(), tr.NewReader(), ss, Options{Sample: s, Groups: k})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		tot, err := Generate(context.Background(), tr.NewReader(), ss, Options{Sample: s, Groups: k, GroupTotals: true})
+		if err != nil {
+			t.Fatalf("%s, GroupTotals: %v", name, err)
 		}
 		sample := filterTrace(tr, s.Keep)
 		groups := make([]*trace.Trace, k)
@@ -133,6 +140,15 @@ func TestSampledEqualsSimulator(t *testing.T) {
 				if d := cmp.Diff(want, got[j].Groups[g], cmpopts.EquateEmpty()); d != "" {
 					t.Fatalf("%s, %s, group %d: differs from the simulator on the group (-sim +mpc):\n%s", name, policy.String(st), g, d)
 				}
+				// With GroupTotals, its totals only.
+				want.TotalsOnly, want.PromotionTotal = true, want.TotalPromotions()
+				want.Promotions, want.SavedPerWindow = nil, nil
+				if d := cmp.Diff(want, tot[j].Groups[g], cmpopts.EquateEmpty()); d != "" {
+					t.Fatalf("%s, %s, group %d, GroupTotals: differs from the simulator on the group (-sim +mpc):\n%s", name, policy.String(st), g, d)
+				}
+			}
+			if d := cmp.Diff(unsampled(got[j]), unsampled(tot[j]), cmpopts.EquateEmpty()); d != "" {
+				t.Fatalf("%s, %s, GroupTotals: the sample's result differs (-without +with):\n%s", name, policy.String(st), d)
 			}
 		}
 	}

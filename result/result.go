@@ -36,6 +36,16 @@ type Result struct {
 	// SamplePages is the number of pages in the sample (not scaled), when
 	// the run knows it; 0 otherwise.
 	SamplePages int64
+
+	// TotalsOnly marks a sub-sample's result (one of Groups) that keeps
+	// its totals, not its per-window promotions and saved pages
+	// (Promotions and SavedPerWindow are nil; mpc.Options.GroupTotals):
+	// enough for every bound that PrintedBound prints. PromotionTotal is
+	// then its total promotions; its statistics of per-window promotion
+	// rates (MaxPR, Percentile, MeanPR, PR) are NaN, and it cannot be
+	// restricted to some windows.
+	TotalsOnly     bool
+	PromotionTotal int64
 }
 
 // Restrict returns the result restricted to windows [from, to): the
@@ -43,6 +53,9 @@ type Result struct {
 // how a setting is evaluated on part of a trace while the policy runs on the
 // whole of it.
 func (r *Result) Restrict(from, to int) *Result {
+	if r.TotalsOnly {
+		panic("result: Restrict of a result that keeps its totals only (a sub-sample's of mpc.Options.GroupTotals)")
+	}
 	out := &Result{
 		Policy: r.Policy, Params: r.Params, PageSize: r.PageSize,
 		Promotions:     r.Promotions[from:to:to],
@@ -66,6 +79,9 @@ func (r *Result) Windows() int { return len(r.Accessed) }
 
 // TotalPromotions returns the sum of promotions over all windows.
 func (r *Result) TotalPromotions() int64 {
+	if r.TotalsOnly {
+		return r.PromotionTotal
+	}
 	var n int64
 	for _, p := range r.Promotions {
 		n += p
@@ -75,6 +91,9 @@ func (r *Result) TotalPromotions() int64 {
 
 // PR returns the promotion rate of window w (0 when nothing was accessed).
 func (r *Result) PR(w int) float64 {
+	if r.TotalsOnly {
+		return math.NaN()
+	}
 	if r.Accessed[w] == 0 {
 		return 0
 	}
@@ -121,6 +140,9 @@ func (r *Result) Stat(s Stat) float64 {
 
 // MaxPR returns the largest promotion rate over all windows (0 if W = 0).
 func (r *Result) MaxPR() float64 {
+	if r.TotalsOnly {
+		return math.NaN()
+	}
 	m := 0.0
 	for w := range r.Accessed {
 		m = math.Max(m, r.PR(w))
@@ -133,6 +155,9 @@ func (r *Result) MaxPR() float64 {
 // computed in integers so that no rounding moves the rank.
 func (r *Result) Percentile(q int) float64 {
 	w := len(r.Accessed)
+	if r.TotalsOnly {
+		return math.NaN()
+	}
 	if w == 0 {
 		return 0
 	}
@@ -150,6 +175,9 @@ func (r *Result) Percentile(q int) float64 {
 
 // MeanPR returns the mean promotion rate over all W windows (0 if W = 0).
 func (r *Result) MeanPR() float64 {
+	if r.TotalsOnly {
+		return math.NaN()
+	}
 	if len(r.Accessed) == 0 {
 		return 0
 	}

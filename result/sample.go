@@ -180,7 +180,7 @@ func (rec Record) sampleRow() []string {
 func (r *Result) Scaled(n, ppm int64) *Result {
 	c := *r
 	c.SamplePPM, c.Groups = ppm, nil
-	c.Saved, c.Alive = r.Saved*n, r.Alive*n
+	c.Saved, c.Alive, c.PromotionTotal = r.Saved*n, r.Alive*n, r.PromotionTotal*n
 	mul := func(v []int64) []int64 {
 		out := make([]int64, len(v))
 		for i, x := range v {

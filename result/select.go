@@ -130,8 +130,17 @@ func Choose(rs []*Result, st Stat, targets []float64) []Choice {
 	return ChooseBy(rs, func(r *Result) float64 { return r.Stat(st) }, targets)
 }
 
-// ChooseBy is [Choose] with any x of a result in place of a statistic.
+// ChooseBy is [Choose] with any x of a result in place of a statistic. x
+// must be a function of the result alone: it is computed once a result,
+// not once a target.
 func ChooseBy(rs []*Result, x func(*Result) float64, targets []float64) []Choice {
+	xs := make(map[*Result]float64, len(rs))
+	for _, r := range rs {
+		if _, ok := xs[r]; !ok {
+			xs[r] = x(r)
+		}
+	}
+	x = func(r *Result) float64 { return xs[r] }
 	names, groups := Group(rs)
 	var out []Choice
 	for _, name := range names {

@@ -154,7 +154,9 @@ func (e *env) curveSetRef(path string, o mpcOptions, x tier.Axis) ([]*result.Res
 	if len(autos) > 0 && !slices.ContainsFunc(ss, func(x policy.Setting) bool { return x.Policy() == "age" }) {
 		ss = append(ss, policy.DefaultGrid("age", window)...)
 	}
-	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc"), Sample: s, Groups: k})
+	// The curves print only the bounds of result.PrintedBound: the
+	// sub-samples keep their totals (mpc.Options.GroupTotals).
+	rs, err := mpc.Generate(e.ctx, r, ss, mpc.Options{Progress: e.progress("mpc"), Sample: s, Groups: k, GroupTotals: true})
 	e.endProgress()
 	if err != nil {
 		return nil, nil, nil, 0, err
