@@ -33,3 +33,10 @@ func NewPartitionedWriterVersion(w io.Writer, h Header, p Partitioning, version 
 
 // BinaryPartitionedV3 is the first partitioned version.
 const BinaryPartitionedV3 = binaryPartitionedV3
+
+// Reseed makes the reader of a partitioned trace (version 4) check its new
+// pages' partitions with another seed: as if the file had put its pages in
+// partitions they are not in.
+func Reseed(r Reader, seed uint64) {
+	r.(*partReader).pt.s.Seed = seed
+}

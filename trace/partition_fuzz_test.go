@@ -250,3 +250,58 @@ func partDamageIsLocal(t *testing.T, c *trace.Trace, v uint32) {
 		t.Fatalf("reading partitions 0..4: %v", err)
 	}
 }
+
+// TestPartitionedWrongPartition: a version 4 file whose new pages are not
+// in the partitions that hold them (here: the reader checks them with
+// another seed) is an error naming the page and its partition, by Read and
+// by PartitionWindow.
+func TestPartitionedWrongPartition(t *testing.T) {
+	tr := genTraces(t)[0]
+	data := encodeParts(t, tr, 7, 1)
+	for _, merged := range []bool{true, false} {
+		r, err := trace.NewBinaryReader(bytes.NewReader(data), "wrong.mdkt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace.Reseed(r, 2)
+		if merged {
+			_, err = trace.ReadAll(r)
+		} else {
+			err = readPartitionWindows(r.(trace.PartitionedReader))
+		}
+		var ce *trace.CorruptError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is in partition") {
+			t.Fatalf("merged %v: got %v, want a page in another partition", merged, err)
+		}
+	}
+	// Reseeded with its own seed, it reads.
+	r, err := trace.NewBinaryReader(bytes.NewReader(data), "right.mdkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace.Reseed(r, 1)
+	if err := readPartitionWindows(r.(trace.PartitionedReader)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readPartitionWindows reads every window of every partition of pr.
+func readPartitionWindows(pr trace.PartitionedReader) error {
+	var w trace.Window
+	for {
+		_, n, err := pr.NextSegment()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for range n {
+			for p := range pr.Selected() {
+				if err := pr.PartitionWindow(p, &w, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}

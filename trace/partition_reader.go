@@ -410,9 +410,11 @@ func (pr *partReader) PartitionWindow(p int, win *Window, count bool) error {
 	if ps.done >= pr.n {
 		return fmt.Errorf("trace: %s: partition %d: the segment's %d windows are read", pr.br.name, p, pr.n)
 	}
-	if err := pr.ready(ps, fmt.Sprintf("partition %d payload", p)); err != nil {
-		ps.err = err
-		return err
+	if !ps.ready { // not fmt.Sprintf's allocation on every window
+		if err := pr.ready(ps, fmt.Sprintf("partition %d payload", p)); err != nil {
+			ps.err = err
+			return err
+		}
 	}
 	k := ps.done
 	w := pr.first + k
