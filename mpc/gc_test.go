@@ -9,6 +9,7 @@ import (
 
 	"mdk/internal/testutil"
 	"mdk/policy"
+	"mdk/trace"
 )
 
 func gogc(t *testing.T) int64 {
@@ -22,8 +23,8 @@ func gogc(t *testing.T) int64 {
 }
 
 // TestGenerateLowersGC checks that a pass runs at passGCPercent and restores
-// the collector's target after, also when passes overlap, and that it never
-// raises a lower target.
+// the collector's target after, also when passes overlap, that it never
+// raises a lower target, and that a sampled pass keeps the process's.
 func TestGenerateLowersGC(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
 		t.Skip("GOGC is set: Generate keeps it")
@@ -45,6 +46,20 @@ func TestGenerateLowersGC(t *testing.T) {
 	}
 	if g := gogc(t); g != 100 {
 		t.Fatalf("GOGC %d after the pass, want 100 again", g)
+	}
+	// A sampled pass keeps the process's target.
+	during = nil
+	opts.Sample = trace.Sample{PPM: 500000, Seed: 1}
+	if _, err := Generate(context.Background(), tr.NewReader(), []policy.Setting{policy.AGE{A: 1}}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) == 0 {
+		t.Fatal("no progress reported by the sampled pass")
+	}
+	for _, g := range during {
+		if g != 100 {
+			t.Fatalf("GOGC %d during a sampled pass, want the process's 100", g)
+		}
 	}
 
 	r1 := lowGC()

@@ -97,9 +97,12 @@ type engine interface {
 // [generateSampled].
 //
 // While it runs, the garbage collector's target is GOGC=25 unless GOGC is
-// set (passGCPercent): the heap is small and reused, and RSS counts.
+// set (passGCPercent): the heap is small and reused, and RSS counts. A
+// sampled run keeps the process's target: its page state is the sample's,
+// a small part of its memory, and at GOGC=25 the collections took 17% of
+// the CPU of a 1% sample of the benchmark trace (docs/bench.md, "Sampling
+// a partitioned trace"), for 5-10 MB less peak RSS.
 func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, opts Options) ([]*result.Result, error) {
-	defer lowGC()()
 	h := r.Header()
 	s, err := h.Sample.Within(opts.Sample)
 	if err != nil {
@@ -119,6 +122,7 @@ func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, op
 		}
 		return generateSampled(ctx, r, settings, s, opts)
 	}
+	defer lowGC()()
 	if d, ok := r.(trace.PageDiscarder); ok {
 		d.DiscardPages() // the engines need dense IDs only
 	}
@@ -203,6 +207,11 @@ type stream struct {
 	stopped bool
 	censor  bool // drop the gaps still open at the end (Options.Censor)
 	flat    bool // keep totals only (flatten)
+	// sink, if not nil, also receives what the stream's walk finds: each
+	// window's accessed and alive counts and gap histograms, and at the
+	// end the open gaps and the alive page-windows (a sampled run's whole
+	// sample, fed the sum of its sub-samples').
+	sink *PartialWindow
 	// rank, if not nil, scores the touches of each window so that the walk
 	// ranks them (a rationed lopp's engine, [ranker]).
 	rank *policy.LOPP
@@ -218,17 +227,27 @@ func newStream(settings []policy.Setting, walkers int) (*stream, error) {
 // scale (1/rate): the engines that estimate on the scaled counts (OPP's
 // budgets) are told it.
 func newScaledStream(settings []policy.Setting, walkers int, scale int64) (*stream, error) {
-	s, classes, needFeat, err := newEngines(settings)
+	s, classes, needFeat, err := newScaledEngines(settings, scale)
 	if err != nil {
 		return nil, err
+	}
+	s.wk = newWalk(s.engines, classes, s.p, needFeat, s.rank, walkers)
+	return s, nil
+}
+
+// newScaledEngines is newEngines for a sample whose counts are scaled by
+// scale (newScaledStream).
+func newScaledEngines(settings []policy.Setting, scale int64) (*stream, classAxis, bool, error) {
+	s, classes, needFeat, err := newEngines(settings)
+	if err != nil {
+		return nil, classAxis{}, false, err
 	}
 	for _, e := range s.engines {
 		if o, ok := e.(*opp); ok {
 			o.scale = scale
 		}
 	}
-	s.wk = newWalk(s.engines, classes, s.p, needFeat, s.rank, walkers)
-	return s, nil
+	return s, classes, needFeat, nil
 }
 
 // newEngines returns a stream without its walk: the settings planned into
@@ -271,6 +290,10 @@ func (s *stream) end(win *trace.Window) {
 	a := int64(len(win.Accessed))
 	s.t.accessed = append(s.t.accessed, a)
 	s.t.alive = append(s.t.alive, s.wk.counts().AlivePageWins-s.before)
+	if s.sink != nil {
+		s.sink.Accessed += a
+		s.sink.Alive += s.t.alive[len(s.t.alive)-1]
+	}
 	s.drain(win.Index, win.Index+1)
 	s.p.mark(markEnd, win.Index, a)
 }
@@ -286,6 +309,9 @@ func (s *stream) finish() {
 		s.drain(-1, len(s.t.accessed))
 	}
 	s.t.L = s.wk.counts().AlivePageWins
+	if s.sink != nil {
+		s.sink.Alive += s.t.L
+	}
 	s.stop()
 }
 
@@ -294,9 +320,15 @@ func (s *stream) drain(closedEnd, openEnd int) {
 		if closedEnd >= 0 {
 			s.es = hg.Drain(true, s.es[:0])
 			s.p.group(closedEnd, true, s.es)
+			if s.sink != nil {
+				s.sink.Closed = append(s.sink.Closed, s.es...)
+			}
 		}
 		s.es = hg.Drain(false, s.es[:0])
 		s.p.group(openEnd, false, s.es)
+		if s.sink != nil {
+			s.sink.Open = append(s.sink.Open, s.es...)
+		}
 	}
 }
 

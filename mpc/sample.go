@@ -95,11 +95,31 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 	for j, i := range whole {
 		wholeSettings[j] = settings[i]
 	}
+	// fed, if not nil, is the whole sample's stream, without a walk of its
+	// own: with flat sub-samples of the same settings and engines that
+	// take histograms only, it is fed the sum of the sub-samples' walks
+	// (their pages partition the sample's, so its gaps are theirs, as a
+	// partitioned trace's are its partitions': generatePartitioned), and
+	// the sample's records are walked once, not twice.
+	var fed *stream
+	var sum PartialWindow
+	if flat {
+		st, _, _, err := newScaledEngines(wholeSettings, s.Scale())
+		if err != nil {
+			return nil, err
+		}
+		if st.histogramsOnly() {
+			fed = st
+			defer fed.stop()
+		} else {
+			st.stop()
+		}
+	}
 	for i := range streams {
 		walkers, scale, ss := maxWalkers, s.Scale(), wholeSettings
 		if i > 0 {
 			walkers, scale, ss = 1, scale*int64(k), settings
-		} else if len(whole) == 0 {
+		} else if len(whole) == 0 || fed != nil {
 			continue
 		}
 		st, err := newScaledStream(ss, walkers, scale)
@@ -110,6 +130,9 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 			st.p.size = subChunk
 			if flat {
 				st.flatten()
+			}
+			if fed != nil {
+				st.sink = &sum
 			}
 		}
 		streams[i] = st
@@ -141,17 +164,38 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 	if err := room.check(h.Windows); err != nil {
 		return nil, err
 	}
-	if err := pass(ctx, read, streams[first:], h.Windows, opts.Progress, room); err != nil {
+	progress := opts.Progress
+	var hs histSum
+	if fed != nil {
+		budget := room.tableBudget()
+		fed.reserve(h.Windows, &budget)
+		// After each window's sub-samples (pass calls progress then).
+		progress = func(done, total int) {
+			sum.Closed, sum.Open = hs.merge(sum.Closed), hs.merge(sum.Open)
+			fed.feedWindow(done-1, &sum)
+			sum.reset()
+			if opts.Progress != nil {
+				opts.Progress(done, total)
+			}
+		}
+	}
+	if err := pass(ctx, read, streams[first:], h.Windows, progress, room); err != nil {
 		return nil, err
 	}
 	scale, pageSize := s.Scale(), int64(h.PageSize)
+	sample := streams[0]
+	if fed != nil {
+		sum.Open = hs.merge(sum.Open)
+		fed.feedEnd(len(streams[1].t.accessed), &sum)
+		sample = fed
+	}
 	groups := make([][]*result.Result, k)
 	for g, st := range streams[1:] {
 		groups[g] = st.results(settings, pageSize, scale*int64(k))
 	}
 	out := make([]*result.Result, len(settings))
-	if streams[0] != nil {
-		for j, x := range streams[0].results(wholeSettings, pageSize, scale) {
+	if sample != nil {
+		for j, x := range sample.results(wholeSettings, pageSize, scale) {
 			out[whole[j]] = x
 		}
 	}
@@ -172,6 +216,43 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		o.SamplePPM, o.SamplePages = s.PPM, int64(sp.Kept())
 	}
 	return out, nil
+}
+
+// histSum sums histogram entries of the same idle length and class, in
+// cells by (idle, class) that it clears as it goes (trace.GapHistogram's
+// layout): the sub-samples' histograms of a window, each pair a few times,
+// become the sample's, each pair once, for the engines to add each once.
+type histSum struct {
+	cells   []int64
+	touched []int
+}
+
+// merge returns es with the entries of each (idle, class) pair summed
+// into one, in place.
+func (h *histSum) merge(es []histEntry) []histEntry {
+	classes := 1
+	for _, e := range es {
+		classes = max(classes, int(e.Class)+1)
+	}
+	for _, e := range es {
+		i := int(e.Idle)*classes + int(e.Class)
+		if i >= len(h.cells) {
+			h.cells = append(h.cells, make([]int64, i+1-len(h.cells))...)
+		}
+		if h.cells[i] == 0 {
+			h.touched = append(h.touched, i)
+		}
+		h.cells[i] += e.N
+	}
+	out := es[:0]
+	for _, i := range h.touched {
+		if n := h.cells[i]; n != 0 {
+			out = append(out, histEntry{Idle: int32(i / classes), Class: int32(i % classes), N: n})
+		}
+		h.cells[i] = 0
+	}
+	h.touched = h.touched[:0]
+	return out
 }
 
 // A totaler is an engine that can keep its totals only (a flat stream's):

@@ -38,7 +38,9 @@ func totalsSettings() []policy.Setting {
 // and JSON records (bounds included), every bound PrintedBound may print,
 // and the best-setting choices with their headroom bounds; on random
 // traces and every gen model, at rates from 50% to 1%, with 2 to 12
-// sub-samples and the default.
+// sub-samples and the default, with histogram-only settings (the sample
+// fed its sub-samples' histograms) and with gap-by-gap ones (lopp: the
+// sample walked on its own).
 func TestGroupTotalsPrintsTheSame(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 41))
 	var trs []*trace.Trace
@@ -55,12 +57,23 @@ func TestGroupTotalsPrintsTheSame(t *testing.T) {
 		t.Fatal(err)
 	}
 	trs = append(trs, big, big)
-	ss := totalsSettings()
+	// Histogram-only settings feed the whole sample from its
+	// sub-samples' walks; with lopp's the sample is walked on its own.
+	var hist []policy.Setting
+	for _, p := range policy.DefaultPolicies {
+		hist = append(hist, policy.DefaultGrid(p, trace.DefaultWindow)...)
+	}
+	hist = append(hist, edgeSettings()...)
 	for i, tr := range trs {
+		ss := totalsSettings()
+		if i%2 == 0 {
+			ss = hist
+		}
 		s := trace.Sample{PPM: []int64{500000, 250000, 100000, 50000, 10000}[i%5], Seed: rng.Uint64()}
 		k := []int{0, 2, 3, 7, 12}[i%5]
-		if i == len(trs)-1 {
+		if i >= len(trs)-2 {
 			s.PPM, k = 10000, 0 // the benchmark's rate, default sub-samples
+			ss = [][]policy.Setting{totalsSettings(), hist}[i-(len(trs)-2)]
 		}
 		name := fmt.Sprintf("trace %d, sample %v, %d groups", i, s, k)
 		run := func(totals bool) []*result.Result {
