@@ -60,8 +60,9 @@ func TestRecorderPartitioned(t *testing.T) {
 }
 
 // TestRecordFilePartitionedSubSample: the partitioned file itself: its
-// version and partitions, and a quarter sample of the half sample read from
-// half of its partitions.
+// version and partitions (trace.DefaultCuts: a ladder of three, then one
+// of the rest), and a 5% sample of the half sample (a tenth of it) read
+// from exactly the ladder's three partitions.
 func TestRecordFilePartitionedSubSample(t *testing.T) {
 	s := trace.Sample{PPM: 500000, Seed: 2}
 	_, plain, _, _, _ := recordFake(t, s)
@@ -80,22 +81,22 @@ func TestRecordFilePartitionedSubSample(t *testing.T) {
 	}
 	defer c.Close()
 	pr, ok := r.(trace.PartitionedReader)
-	if !ok || pr.Partitioning() != (trace.Partitioning{Count: 4, Seed: 2}) {
+	if !ok || !pr.Partitioning().Equal(trace.Partitioning{Count: 4, Seed: 2, Cuts: []uint32{0, 500, 5000, 50000, 500000}}) {
 		t.Fatalf("reader %T, partitions %+v", r, pr.Partitioning())
 	}
-	quarter := trace.Sample{PPM: 250000, Seed: 2}
-	sr, err := trace.NewSampleReader(r, quarter)
+	tenth := trace.Sample{PPM: 50000, Seed: 2}
+	sr, err := trace.NewSampleReader(r, tenth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pr.Selected() != 2 {
-		t.Errorf("a quarter of a half sample reads %d of 4 partitions, want 2", pr.Selected())
+	if pr.Selected() != 3 {
+		t.Errorf("a tenth of a half sample reads %d of 4 partitions, want 3", pr.Selected())
 	}
 	got, err := trace.ReadAll(sr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := trace.NewSampleReader(plain.NewReader(), quarter)
+	ws, err := trace.NewSampleReader(plain.NewReader(), tenth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +105,6 @@ func TestRecordFilePartitionedSubSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(events(want), events(got), cmpopts.EquateEmpty()); d != "" {
-		t.Errorf("quarter sample (-of the plain recording +of the partitions):\n%s", d)
+		t.Errorf("5%% sample (-of the plain recording +of the partitions):\n%s", d)
 	}
 }

@@ -218,7 +218,7 @@ func WalkPartitions(ctx context.Context, pr trace.PartitionedReader, lo, hi int,
 // same partial.
 func (p *Partial) Merge(o *Partial) error {
 	switch {
-	case p.PageSize != o.PageSize || p.Partitions != o.Partitions || len(p.Windows) != len(o.Windows):
+	case p.PageSize != o.PageSize || p.Partitions.Count != o.Partitions.Count || p.Partitions.Seed != o.Partitions.Seed || len(p.Windows) != len(o.Windows):
 		return fmt.Errorf("mpc: partials of two traces (%d-byte pages, %d partitions, %d windows; %d-byte pages, %d partitions, %d windows)",
 			p.PageSize, p.Partitions.Count, len(p.Windows), o.PageSize, o.Partitions.Count, len(o.Windows))
 	case !slices.Equal(p.Classes, o.Classes):

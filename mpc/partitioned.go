@@ -1,10 +1,12 @@
 package mpc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 
 	"mdk/policy"
@@ -22,8 +24,8 @@ import (
 // the window ends), so the results are the unpartitioned pass's, integer
 // for integer.
 //
-// Each of up to GOMAXPROCS workers owns the partitions p with p mod
-// workers equal to its number, one trace.HistWalker each (no helpers)
+// Each of up to GOMAXPROCS workers owns some partitions (assignPartitions:
+// about equal shares of the pages), one trace.HistWalker each (no helpers)
 // counting into the worker's one histogram; window by window, the workers
 // decode and walk their partitions' window (decompressing a segment's
 // payload when they reach it) and drain their histograms while the caller
@@ -47,11 +49,7 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	P := pr.Selected()
 	nw := max(1, min(runtime.GOMAXPROCS(0), P))
 	ws := make([]*partWorker, nw)
-	for i := range ws {
-		var parts []int
-		for p := i; p < P; p += nw {
-			parts = append(parts, p)
-		}
+	for i, parts := range assignPartitions(pr.Partitioning(), P, nw) {
 		ws[i] = newPartWorker(pr, classes, parts)
 		ws[i].start()
 	}
@@ -110,6 +108,44 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	}
 	st.feedEnd(windows, &sum)
 	return st.results(settings, int64(h.PageSize), 1), true, nil
+}
+
+// assignPartitions shares partitions 0 .. n-1 of parts among nw workers by
+// their widths (their expected shares of the pages; 1 each if parts has no
+// cuts), longest processing time first: widest first, each to the worker
+// with the least width so far (the lowest-numbered of those), so that equal
+// partitions go round-robin (p to worker p mod nw) and the default cuts
+// (trace.DefaultCuts: a ladder of 10%, then 10% each with 12 partitions)
+// give 2 workers equal shares. Each worker's partitions are in increasing
+// order.
+func assignPartitions(parts trace.Partitioning, n, nw int) [][]int {
+	width := func(p int) uint64 {
+		if len(parts.Cuts) <= p+1 {
+			return 1
+		}
+		return parts.Width(p)
+	}
+	order := make([]int, n)
+	for p := range order {
+		order[p] = p
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(width(b), width(a)) })
+	out := make([][]int, nw)
+	load := make([]uint64, nw)
+	for _, p := range order {
+		w := 0
+		for i := range load {
+			if load[i] < load[w] {
+				w = i
+			}
+		}
+		out[w] = append(out[w], p)
+		load[w] += width(p)
+	}
+	for _, ps := range out {
+		slices.Sort(ps)
+	}
+	return out
 }
 
 // partWorker walks some partitions of a trace, on its own goroutine

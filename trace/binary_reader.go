@@ -41,7 +41,7 @@ type binaryReader struct {
 	seeker  io.ReadSeeker
 	size    int64
 	version uint32
-	parts   Partitioning // version 3's and 4's
+	parts   Partitioning // versions 3 to 5, with their cuts
 }
 
 // NewBinaryReader returns a reader of a binary trace (docs/trace-format.md)
@@ -55,7 +55,7 @@ func NewBinaryReader(r io.Reader, name string) (Reader, error) {
 	if err := br.readHeader(); err != nil {
 		return nil, err
 	}
-	if br.version == BinaryPartitionedVersion || br.version == binaryPartitionedV3 {
+	if br.version >= binaryPartitionedV3 {
 		return newPartReader(br), nil
 	}
 	return br, nil
@@ -82,6 +82,30 @@ func (br *binaryReader) readFull(p []byte, start int64, what string) error {
 	return br.corrupt(start, err, "read %s: %v", what, err)
 }
 
+// readCuts reads version 5's partition cuts into parts: Count widths,
+// each at least 1, adding up to the rate r.
+func readCuts(d *decoder, parts *Partitioning, r uint64) string {
+	parts.Cuts = make([]uint32, 1, parts.Count+1)
+	c := uint64(0)
+	for p := range parts.Count {
+		w := d.uvarint()
+		switch {
+		case d.bad != "":
+			return fmt.Sprintf("width of partition %d: %s", p, d.bad)
+		case w < 1:
+			return fmt.Sprintf("partition %d is empty (width 0): the cuts must increase strictly", p)
+		case w > r-c:
+			return fmt.Sprintf("partition %d's width %d takes the cuts past the trace's rate %d (at %d)", p, w, r, c)
+		}
+		c += w
+		parts.Cuts = append(parts.Cuts, uint32(c))
+	}
+	if c != r {
+		return fmt.Sprintf("the %d partitions end at digit %d, not at the trace's rate %d", parts.Count, c, r)
+	}
+	return ""
+}
+
 func (br *binaryReader) readHeader() error {
 	var fixed [16]byte
 	n, err := io.ReadFull(br.r, fixed[:len(BinaryMagic)])
@@ -99,8 +123,8 @@ func (br *binaryReader) readHeader() error {
 		return err
 	}
 	version := binary.LittleEndian.Uint32(fixed[8:])
-	if version != BinaryVersion && version != BinarySampledVersion && version != binaryPartitionedV3 && version != BinaryPartitionedVersion {
-		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads versions %d, %d, %d and %d)", version, BinaryVersion, BinarySampledVersion, binaryPartitionedV3, BinaryPartitionedVersion)
+	if version < BinaryVersion || version > BinaryPartitionedVersion {
+		return br.corrupt(8, ErrVersion, "unsupported binary format version %d (this mdk reads versions %d to %d)", version, BinaryVersion, BinaryPartitionedVersion)
 	}
 	br.version = version
 	h := binary.LittleEndian.Uint32(fixed[12:])
@@ -135,7 +159,7 @@ func (br *binaryReader) readHeader() error {
 		sample.PPM = int64(ppm)
 	}
 	var parts Partitioning
-	if version == BinaryPartitionedVersion || version == binaryPartitionedV3 {
+	if version >= binaryPartitionedV3 {
 		ppm := d.uvarint()
 		parts.Seed = d.uvarint()
 		n := d.uvarint()
@@ -145,10 +169,20 @@ func (br *binaryReader) readHeader() error {
 		if d.bad == "" && (n < 1 || n > MaxPartitions) {
 			return br.corrupt(16, nil, "header: %d partitions: want 1 .. %d", n, MaxPartitions)
 		}
+		r := uint64(SampleAll)
 		if ppm != 0 {
 			sample = Sample{PPM: int64(ppm), Seed: parts.Seed}
+			r = ppm
 		}
 		parts.Count = int(n)
+		if d.bad != "" {
+			return br.corrupt(16, nil, "header: %s", d.bad)
+		}
+		if version < BinaryPartitionedVersion {
+			parts.Cuts = EqualCuts(parts.Count, r)
+		} else if msg := readCuts(&d, &parts, r); msg != "" {
+			return br.corrupt(16, nil, "header: partition cuts: %s", msg)
+		}
 		br.parts = parts
 	}
 	srcLen := d.uvarint()

@@ -357,8 +357,8 @@ func TestBinaryBitFlips(t *testing.T) {
 
 func TestBinaryHeaderErrors(t *testing.T) {
 	good := testutil.EncodeBinary(t, binRead(t, testutil.EncodeBinary(t, trace.NewBuilder(trace.DefaultHeader()).Trace())))
-	v5 := slices.Clone(good)
-	v5[8] = 5
+	v6 := slices.Clone(good)
+	v6[8] = 6
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -368,7 +368,7 @@ func TestBinaryHeaderErrors(t *testing.T) {
 		{"empty", nil, io.ErrUnexpectedEOF, "byte offset 0: truncated magic"},
 		{"foreign", []byte("hello, world\n"), nil, "byte offset 0: not an mdk binary trace"},
 		{"text", []byte("mdk-trace 1\n"), nil, "not an mdk binary trace"},
-		{"version 5", v5, trace.ErrVersion, "byte offset 8: unsupported binary format version 5 (this mdk reads versions 1, 2, 3 and 4)"},
+		{"version 6", v6, trace.ErrVersion, "byte offset 8: unsupported binary format version 6 (this mdk reads versions 1 to 5)"},
 		{"header length", append([]byte("\x89MDKT\r\n\x1a\x01\x00\x00\x00"), 0xff, 0xff, 0xff, 0x7f), nil, "header length 2147483647 exceeds"},
 		{"short header", good[:14], io.ErrUnexpectedEOF, "truncated header"},
 	} {

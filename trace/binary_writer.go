@@ -59,7 +59,7 @@ func NewPartitionedWriter(w io.Writer, h Header, p Partitioning) (Writer, error)
 }
 
 // newBinaryWriter writes version 1 or 2, or if parts are on, the
-// partitioned version partVersion (3 or 4).
+// partitioned version partVersion (3, 4 or 5).
 func newBinaryWriter(w io.Writer, h Header, parts Partitioning, partVersion uint32) (Writer, error) {
 	if _, _, err := zstdCoders(); err != nil {
 		return nil, fmt.Errorf("trace: binary writer: %w", err)
@@ -83,11 +83,15 @@ func newBinaryWriter(w io.Writer, h Header, parts Partitioning, partVersion uint
 	}
 	switch {
 	case parts.On():
-		if err := parts.Validate(); err != nil {
+		r := uint64(SampleAll)
+		if !h.Sample.All() {
+			r = uint64(h.Sample.PPM)
+		}
+		if parts, err = parts.resolve(r, partVersion); err != nil {
 			return nil, fmt.Errorf("trace: binary writer: %w", err)
 		}
 		version = partVersion
-		fields = partitionFields(fields, h, parts)
+		fields = partitionFields(fields, h, parts, version)
 	case !h.Sample.All():
 		version = BinarySampledVersion
 		fields = binary.AppendUvarint(fields, uint64(h.Sample.PPM))

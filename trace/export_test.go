@@ -25,14 +25,18 @@ func StateOnHeap(hw *HistWalker) bool {
 
 // NewPartitionedWriterVersion returns a writer of a partitioned trace of
 // the given version: 3 (the new pages once for all partitions, as the mdk
-// of version 3 wrote it) or 4 (NewPartitionedWriter's), so that tests read
-// both.
+// of version 3 wrote it), 4 (each partition's new pages in its payload,
+// equal partitions, as the mdk of version 4 wrote it) or 5
+// (NewPartitionedWriter's), so that tests read all.
 func NewPartitionedWriterVersion(w io.Writer, h Header, p Partitioning, version uint32) (Writer, error) {
 	return newBinaryWriter(w, h, p, version)
 }
 
-// BinaryPartitionedV3 is the first partitioned version.
-const BinaryPartitionedV3 = binaryPartitionedV3
+// BinaryPartitionedV3 is the first partitioned version; V4 the second.
+const (
+	BinaryPartitionedV3 = binaryPartitionedV3
+	BinaryPartitionedV4 = binaryPartitionedV4
+)
 
 // Reseed makes the reader of a partitioned trace (version 4) check its new
 // pages' partitions with another seed: as if the file had put its pages in

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,11 +22,13 @@ import (
 // partition alike, never a panic; a file that reads cleanly writes back to
 // one that reads the same.
 func FuzzPartitionedReader(f *testing.F) {
-	old, err := os.ReadFile("testdata/v3/example.mdkt") // written by the mdk of version 3
-	if err != nil {
-		f.Fatal(err)
+	for _, v := range []string{"v3", "v4"} { // written by the mdk of those versions
+		old, err := os.ReadFile("testdata/" + v + "/example.mdkt")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(old)
 	}
-	f.Add(old)
 	rng := testutil.Rand(12)
 	for i := range 6 {
 		tr := binRandom(rng)
@@ -34,6 +37,10 @@ func FuzzPartitionedReader(f *testing.F) {
 			f.Add(data)
 			f.Add(data[:len(data)*2/3])
 		}
+		// Version 5 with cuts of its own, some a digit wide.
+		data := encodePartsP(f, tr, trace.Partitioning{Count: 8, Seed: 3, Cuts: randCuts(rng, 8, traceRate(tr))}, trace.BinaryPartitionedVersion)
+		f.Add(data)
+		f.Add(data[:len(data)/2])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		partFuzzOne(t, data)
@@ -303,5 +310,93 @@ func readPartitionWindows(pr trace.PartitionedReader) error {
 				}
 			}
 		}
+	}
+}
+
+// TestPartitionedLyingCuts: version 5 headers whose cuts are not a
+// partition of the trace's digits (a width of 0, past the rate, short of
+// it, more partitions than the limit or than digits, truncated) are
+// rejected at the header with an error saying what is wrong, even with
+// their checksum right.
+func TestPartitionedLyingCuts(t *testing.T) {
+	// header fields: page size, window, windows, rate, seed, P, widths, source.
+	fields := func(ppm uint64, p uint64, widths ...uint64) []byte {
+		b := binary.AppendUvarint(nil, 4096)
+		b = binary.AppendUvarint(b, 1e9)
+		b = binary.AppendUvarint(b, 0)
+		b = binary.AppendUvarint(b, ppm)
+		b = binary.AppendUvarint(b, 1)
+		b = binary.AppendUvarint(b, p)
+		for _, w := range widths {
+			b = binary.AppendUvarint(b, w)
+		}
+		return binary.AppendUvarint(b, 0)
+	}
+	file := func(f []byte) []byte {
+		b := []byte(trace.BinaryMagic)
+		b = binary.LittleEndian.AppendUint32(b, trace.BinaryPartitionedVersion)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(f)))
+		b = append(b, f...)
+		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[8:], crc32.MakeTable(crc32.Castagnoli)))
+		return append(b, 'E', 0, 0, 0, 0, 0, 0, 0, 0)
+	}
+	many := make([]uint64, trace.MaxPartitions+1)
+	for i := range many {
+		many[i] = 1
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"width 0", file(fields(0, 3, 10, 0, 999990)), "partition 1 is empty"},
+		{"past the rate", file(fields(0, 2, 10, 1000000)), "partition 1's width 1000000 takes the cuts past the trace's rate 1000000"},
+		{"past a sample's rate", file(fields(10000, 2, 5000, 5001)), "past the trace's rate 10000"},
+		{"short of the rate", file(fields(0, 2, 10, 20)), "end at digit 30, not at the trace's rate 1000000"},
+		{"too many partitions", file(fields(0, trace.MaxPartitions+1, many...)), "4097 partitions: want 1 .. 4096"},
+		{"more partitions than digits", file(fields(2, 3, 1, 1, 1)), "partition 2's width 1 takes the cuts past the trace's rate 2"},
+		{"a width too many", file(fields(0, 2, 10, 999990, 5)), "source length"},
+		{"a width short", file(fields(0, 3, 10, 999990)), "partition cuts"},
+	} {
+		_, err := trace.NewBinaryReader(bytes.NewReader(tc.data), "cuts.mdkt")
+		var ce *trace.CorruptError
+		if !errors.As(err, &ce) || ce.Offset != 16 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a *CorruptError at byte offset 16 saying %q", tc.name, err, tc.want)
+		}
+	}
+	// The same header with honest cuts reads.
+	if _, err := trace.NewBinaryReader(bytes.NewReader(file(fields(0, 3, 10, 990, 999000))), "cuts.mdkt"); err != nil {
+		t.Errorf("honest cuts: %v", err)
+	}
+}
+
+// TestPartitionedCutsBitFlips: every bit flip and truncation of a version
+// 5 file with cuts of its own (its checksums recomputed, so that the flip
+// reaches the parser) gives windows then io.EOF or a *CorruptError, never
+// a panic; a header that still reads has cuts that partition its digits.
+func TestPartitionedCutsBitFlips(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 77))
+	tr := binRandom(rng)
+	data := encodePartsP(t, tr, trace.Partitioning{Count: 6, Seed: 5, Cuts: randCuts(rng, 6, traceRate(tr))}, trace.BinaryPartitionedVersion)
+	h := int(binary.LittleEndian.Uint32(data[12:]))
+	end := min(len(data), 16+h+4+200) // the header and the first segment's index
+	for i := 8; i < end; i++ {
+		for bit := range 8 {
+			bad := bytes.Clone(data)
+			bad[i] ^= 1 << bit
+			bad = partFixCRCs(bad)
+			partFuzzOne(t, bad)
+			if r, err := trace.NewBinaryReader(bytes.NewReader(bad), "flip.mdkt"); err == nil {
+				if pr, ok := r.(trace.PartitionedReader); ok {
+					c := pr.Partitioning().Cuts
+					if len(c) != pr.Partitioning().Count+1 || c[0] != 0 || !slices.IsSorted(c) || len(slices.Compact(slices.Clone(c))) != len(c) {
+						t.Fatalf("flip byte %d bit %d: cuts %v read", i, bit, c)
+					}
+				}
+			}
+		}
+	}
+	for n := range len(data) {
+		partFuzzOne(t, data[:n])
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // PartitionedReader is implemented by the reader of a partitioned binary
-// trace (versions 3 and 4). Besides the merged windows of Read (every selected
+// trace (versions 3 to 5). Besides the merged windows of Read (every selected
 // partition's pages, with dense IDs of their own), it gives each
 // partition's windows apart, for engines that work per partition: call
 // NextSegment, then PartitionWindow for each window of the segment and each
@@ -28,8 +28,9 @@ type PartitionedReader interface {
 	SelectPartitionRange(lo, hi int)
 	// Selected returns the number of partitions read.
 	Selected() int
-	// Partitioning returns the trace's partitions: their number, and the
-	// hash's seed (a sampled trace's sample seed).
+	// Partitioning returns the trace's partitions: their number, the
+	// hash's seed (a sampled trace's sample seed) and their cuts (versions
+	// 3 and 4: equal partitions).
 	Partitioning() Partitioning
 	// NextSegment reads the next segment's index, its new pages and the
 	// selected partitions' payloads, and returns its first window and
@@ -46,7 +47,7 @@ type PartitionedReader interface {
 type partReader struct {
 	br      *binaryReader // the file, its header and the next window to return
 	pt      partitioner
-	perPart bool // version 4: each partition's new pages in its payload
+	perPart bool // versions 4 and 5: each partition's new pages in its payload
 	lo      int  // partitions lo .. nsel-1 are read
 	nsel    int
 	pages   partState   // version 3: the new pages' payload
@@ -102,7 +103,7 @@ type newRun struct{ k, n uint32 }
 
 func newPartReader(br *binaryReader) *partReader {
 	P := br.parts.Count
-	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), nsel: P, perPart: br.version == BinaryPartitionedVersion}
+	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), nsel: P, perPart: br.version >= binaryPartitionedV4}
 	pr.parts = make([]partState, P)
 	pr.l2g = make([][]uint32, P)
 	return pr

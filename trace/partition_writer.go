@@ -8,17 +8,23 @@ import (
 	"slices"
 )
 
-// The partitioned binary formats, versions 3 and 4 (docs/trace-format.md):
+// The partitioned binary formats, versions 3 to 5 (docs/trace-format.md):
 // the windows come in segments, and a segment holds one payload per
 // partition, each compressed alone, behind an index of their sizes.
 // Version 3 stores a window's new pages once, in a payload of their own
 // before the partitions'; version 4 stores each partition's new pages in
-// its own payload, so that a reader of some partitions reads only theirs.
+// its own payload, so that a reader of some partitions reads only theirs;
+// version 5 is version 4 with the partitions' cuts in the header, so that
+// they need not be equal.
 
 const (
 	// BinaryPartitionedVersion is the version of a partitioned binary trace
-	// as mdk writes it: each partition's new pages in its own payload.
-	BinaryPartitionedVersion = 4
+	// as mdk writes it: version 4 with unequal partitions, their cuts in
+	// the header.
+	BinaryPartitionedVersion = 5
+	// binaryPartitionedV4 stores each partition's new pages in its own
+	// payload, its partitions equal; mdk reads it.
+	binaryPartitionedV4 = 4
 	// binaryPartitionedV3 is the first partitioned version, whose new pages
 	// are stored once for all partitions; mdk reads it.
 	binaryPartitionedV3 = 3
@@ -43,7 +49,7 @@ type partWriter struct {
 	w       io.Writer
 	check   writeCheck
 	pt      partitioner
-	perPart bool // version 4: each partition's new pages in its payload
+	perPart bool // versions 4 and 5: each partition's new pages in its payload
 	parts   int
 	part    []uint16 // input ID -> partition
 	local   []uint32 // input ID -> ID in its partition
@@ -68,7 +74,7 @@ func newPartWriter(w io.Writer, h Header, parts Partitioning, version uint32, ch
 	P := parts.Count
 	pw := &partWriter{
 		w: w, check: check, pt: newPartitioner(parts, h.Sample), parts: P,
-		perPart: version == BinaryPartitionedVersion,
+		perPart: version >= binaryPartitionedV4,
 		npages:  make([]uint32, P), raw: make([][]byte, P), lists: make([][]uint32, P),
 	}
 	if pw.perPart {
@@ -77,10 +83,11 @@ func newPartWriter(w io.Writer, h Header, parts Partitioning, version uint32, ch
 	return pw, nil
 }
 
-// partitionFields are the header fields of version 3 between the window
-// count and the source: the sample's rate (0: a whole trace), the seed, the
-// partition count.
-func partitionFields(fields []byte, h Header, parts Partitioning) []byte {
+// partitionFields are the header fields of versions 3 to 5 between the
+// window count and the source: the sample's rate (0: a whole trace), the
+// seed, the partition count, and in version 5 each partition's width (its
+// cuts' difference).
+func partitionFields(fields []byte, h Header, parts Partitioning, version uint32) []byte {
 	seed := parts.Seed
 	ppm := uint64(0)
 	if !h.Sample.All() {
@@ -88,7 +95,13 @@ func partitionFields(fields []byte, h Header, parts Partitioning) []byte {
 	}
 	fields = binary.AppendUvarint(fields, ppm)
 	fields = binary.AppendUvarint(fields, seed)
-	return binary.AppendUvarint(fields, uint64(parts.Count))
+	fields = binary.AppendUvarint(fields, uint64(parts.Count))
+	if version >= BinaryPartitionedVersion {
+		for p := range parts.Count {
+			fields = binary.AppendUvarint(fields, parts.Width(p))
+		}
+	}
+	return fields
 }
 
 func (pw *partWriter) fail(err error) error {

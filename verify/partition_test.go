@@ -3,6 +3,9 @@ package verify
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"slices"
@@ -44,11 +47,19 @@ func partitionTraces(t *testing.T) map[string]*trace.Trace {
 	return out
 }
 
-// partitioned returns tr written as a partitioned binary trace.
+// partitioned returns tr written as a partitioned binary trace (version 5,
+// trace.DefaultCuts).
 func partitioned(t *testing.T, tr *trace.Trace, n int) []byte {
 	t.Helper()
+	return partitionedCuts(t, tr, trace.Partitioning{Count: n, Seed: 1})
+}
+
+// partitionedCuts returns tr written as a partitioned binary trace of the
+// partitions.
+func partitionedCuts(t *testing.T, tr *trace.Trace, parts trace.Partitioning) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := trace.NewPartitionedWriter(&buf, tr.Header, trace.Partitioning{Count: n, Seed: 1})
+	w, err := trace.NewPartitionedWriter(&buf, tr.Header, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,27 +77,108 @@ func defaultSettings(w time.Duration) []policy.Setting {
 	return ss
 }
 
+// cutLayouts are the partitions of the equality tests for a trace of rate
+// r (10^6 for a whole trace): version 5's default cuts for 1, 7, 12 and 100
+// partitions, and cut lists of their own: 16 equal partitions (version
+// 4's), a skewed ladder (one digit, then each partition ten times the
+// last), and random cuts with partitions of one digit.
+func cutLayouts(r uint64, rng *rand.Rand) map[string]trace.Partitioning {
+	out := map[string]trace.Partitioning{}
+	for _, n := range []int{1, 7, trace.DefaultPartitions, 100} {
+		out[fmt.Sprintf("%d default", n)] = trace.Partitioning{Count: n, Seed: 1}
+	}
+	skew := []uint32{0}
+	for c := uint64(1); c < r; c *= 10 {
+		skew = append(skew, uint32(c))
+	}
+	skew = append(skew, uint32(r))
+	random := []uint32{0, 1, 2}
+	for c := uint64(3); c < r; c += 1 + rng.Uint64N(r/4+1) {
+		random = append(random, uint32(c))
+	}
+	random = append(random, uint32(r))
+	for name, cuts := range map[string][]uint32{"16 equal": trace.EqualCuts(16, r), "skewed": skew, "random": random} {
+		cuts = slices.Compact(cuts)
+		out[name] = trace.Partitioning{Count: len(cuts) - 1, Seed: 1, Cuts: cuts}
+	}
+	return out
+}
+
+// rateOf is the rate of tr's pages: 10^6 unless it is a sample.
+func rateOf(tr *trace.Trace) uint64 {
+	if tr.Header.Sample.All() {
+		return trace.SampleAll
+	}
+	return uint64(tr.Header.Sample.PPM)
+}
+
 // TestPartitionedExact: the exact curves of a partitioned trace equal the
-// unpartitioned trace's, integer for integer, for every default setting.
+// unpartitioned trace's, integer for integer, for every default setting and
+// every layout of cutLayouts.
 func TestPartitionedExact(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 55))
 	for name, tr := range partitionTraces(t) {
 		ss := defaultSettings(tr.Header.Window)
 		want, err := mpc.Generate(context.Background(), tr.NewReader(), ss, mpc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{1, 7, trace.DefaultPartitions} {
-			data := partitioned(t, tr, n)
+		for lname, parts := range cutLayouts(rateOf(tr), rng) {
+			data := partitionedCuts(t, tr, parts)
 			r, err := trace.NewBinaryReader(bytes.NewReader(data), name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got, err := mpc.Generate(context.Background(), r, ss, mpc.Options{})
 			if err != nil {
-				t.Fatalf("%s, %d partitions: %v", name, n, err)
+				t.Fatalf("%s, partitions %s: %v", name, lname, err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s, %d partitions: the curves differ from the unpartitioned trace's", name, n)
+				t.Fatalf("%s, partitions %s: the curves differ from the unpartitioned trace's", name, lname)
+			}
+		}
+	}
+}
+
+// TestPartitionedSampleExact: a sample of a partitioned trace (the
+// partitions below the rate read, the one that straddles it filtered)
+// gives the curves and bounds of the same sample of the unpartitioned
+// trace, on every layout of cutLayouts, at rates on a cut and between.
+func TestPartitionedSampleExact(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 56))
+	trs := partitionTraces(t)
+	names := slices.Sorted(maps.Keys(trs))
+	if testing.Short() {
+		names = names[:len(names)/4]
+	}
+	for i, name := range names {
+		tr := trs[name]
+		if !tr.Header.Sample.All() {
+			continue
+		}
+		ss := defaultSettings(tr.Header.Window)
+		layouts := cutLayouts(rateOf(tr), rng)
+		for _, ppm := range []int64{1000, 10000, 100000, 200000, 500000} {
+			s := trace.Sample{PPM: ppm, Seed: 1}
+			want, err := mpc.Generate(context.Background(), tr.NewReader(), ss, mpc.Options{Sample: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for lname, parts := range layouts {
+				if (i+int(ppm/1000))%3 != 0 && lname != "12 default" {
+					continue // a third of the rest
+				}
+				r, err := trace.NewBinaryReader(bytes.NewReader(partitionedCuts(t, tr, parts)), name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := mpc.Generate(context.Background(), r, ss, mpc.Options{Sample: s})
+				if err != nil {
+					t.Fatalf("%s, partitions %s, rate %d: %v", name, lname, ppm, err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, partitions %s, rate %d ppm: the sampled curves differ from the unpartitioned trace's", name, lname, ppm)
+				}
 			}
 		}
 	}

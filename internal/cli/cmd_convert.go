@@ -18,6 +18,7 @@ type convertOptions struct {
 	seed         uint64
 	partitions   int
 	parts        bool // --partitions was given
+	cuts         string
 	pageSize     string
 	windowFactor int
 }
@@ -44,12 +45,18 @@ use mdk check --salvage to keep the intact prefix.
 (the sample of mdk mpc --sample, and of mdk record --sample), with the rate
 and seed in OUT's header so that every command scales its counts.
 
---partitions N writes a partitioned binary trace (version 3): each window's
+--partitions N writes a partitioned binary trace (version 5): each window's
 pages grouped into N partitions by the same seeded hash (--sample-seed), so
 that a sample of it reads only its first partitions and the curves can be
-computed partition by partition. --partitions 0 writes an unpartitioned
-trace (version 1, or 2 if sampled); without the flag OUT keeps IN's
-partitions.
+computed partition by partition. With N >= 4 the partitions are a sample
+ladder (0.1%, 0.9% and 9% of the pages: a 0.1%, 1% or 10% sample reads
+exactly its pages) and N-3 equal partitions of the other 90%; 12 (nine of
+10%) is the suggested N, 100 suits many cores at a cost in bytes
+(docs/trace-format.md, version 5). --partition-cuts LIST gives the cuts
+instead, as percentages of the pages: 0.1%,1%,10%,55% makes 5 partitions.
+--partitions 0 writes an unpartitioned trace (version 1, or 2 if sampled);
+without either flag OUT keeps IN's partitions (a sample of IN gets the
+default cuts of IN's count).
 
 What-ifs (docs/whatif.md): --page-size SIZE (4K, 2M, 1G or bytes; a
 multiple of IN's page size) makes each page of SIZE one page, accessed in a
@@ -65,12 +72,13 @@ IN's mappings sidecar (IN.maps, docs/trace-format.md) is copied to OUT.maps.`,
   mdk convert trace.mdkt - --format text | less
   mdk gen -o - --format binary | mdk convert - big.txt
   mdk convert big.mdkt big-1pct.mdkt --sample 1%
-  mdk convert big.mdkt big-parts.mdkt --partitions 100
+  mdk convert big.mdkt big-parts.mdkt --partitions 12
+  mdk convert big.mdkt big-parts.mdkt --partition-cuts 1%,10%,40%,70%
   mdk convert trace.mdkt huge.mdkt --page-size 2M
   mdk convert trace.mdkt slow.mdkt --window-factor 4`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.parts = cmd.Flags().Changed("partitions")
+			o.parts = cmd.Flags().Changed("partitions") || o.cuts != ""
 			return runConvert(e, o, args[0], args[1])
 		},
 	}
@@ -78,6 +86,7 @@ IN's mappings sidecar (IN.maps, docs/trace-format.md) is copied to OUT.maps.`,
 	cmd.Flags().StringVar(&o.rate, "sample", "", "keep only a spatial sample of the pages: `RATE` such as 1% (1/N of 100%)")
 	cmd.Flags().Uint64Var(&o.seed, "sample-seed", 1, "`seed` of the sampling hash (and of the partitions')")
 	cmd.Flags().IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("write a partitioned binary trace of `N` partitions (1..%d; 0: unpartitioned; default: as IN)", trace.MaxPartitions))
+	cmd.Flags().StringVar(&o.cuts, "partition-cuts", "", "write a partitioned binary trace cut at `LIST`, increasing percentages of the pages such as 0.1%,1%,10%,55% (0 and 100% implied)")
 	cmd.Flags().StringVar(&o.pageSize, "page-size", "", "what-if: pages of `SIZE` (4K, 2M, 1G or bytes), a multiple of IN's (docs/whatif.md)")
 	cmd.Flags().IntVar(&o.windowFactor, "window-factor", 1, "what-if: merge every `K` windows into one (docs/whatif.md)")
 	return cmd
@@ -204,12 +213,30 @@ func runConvert(e *env, o convertOptions, in, out string) error {
 	if sr, ok := r.(*trace.SampleReader); ok && f.Name == "binary" {
 		parts = sr.Partitioning()
 	}
+	rate := uint64(trace.SampleAll)
+	if h := r.Header(); !h.Sample.All() {
+		rate = uint64(h.Sample.PPM)
+	}
+	if parts.On() && uint64(parts.Cuts[parts.Count]) != rate {
+		// A sample of IN: its digits end below IN's cuts.
+		parts.Cuts = nil
+	}
 	if o.parts {
 		parts = trace.Partitioning{Count: o.partitions, Seed: o.seed}
+		if o.cuts != "" {
+			cuts, err := trace.ParsePartitionCuts(o.cuts, rate)
+			if err != nil {
+				return usagef("--partition-cuts: %v", err)
+			}
+			if o.partitions != 0 && o.partitions != len(cuts)-1 {
+				return usagef("--partitions %d with --partition-cuts of %d partitions", o.partitions, len(cuts)-1)
+			}
+			parts.Count, parts.Cuts = len(cuts)-1, cuts
+		}
 		if err := parts.Validate(); err != nil {
 			return usagef("--partitions: %v", err)
 		}
-		if o.partitions > 0 && f.Name != "binary" {
+		if parts.On() && f.Name != "binary" {
 			return usagef("--partitions: only the binary format is partitioned")
 		}
 	}

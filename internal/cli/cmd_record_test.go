@@ -71,8 +71,9 @@ func fakeRecordTree(t *testing.T) (root, proc, sys string) {
 }
 
 // TestRecordSamplePartitioned: mdk record --sample into a .mdkt file
-// writes a partitioned trace (version 4, 10 partitions by the sample's
-// seed) unless --partitions says otherwise; a text file cannot be.
+// writes a partitioned trace (version 5, 10 partitions by the sample's
+// seed, cut as trace.DefaultCuts) unless --partitions says otherwise; a
+// text file cannot be.
 func TestRecordSamplePartitioned(t *testing.T) {
 	root, proc, sys := fakeRecordTree(t)
 	for _, tc := range []struct {
@@ -80,10 +81,10 @@ func TestRecordSamplePartitioned(t *testing.T) {
 		version byte
 		parts   trace.Partitioning
 	}{
-		{[]string{"--sample", "50%", "--sample-seed", "3"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 10, Seed: 3}},
-		{[]string{"--sample", "50%", "--partitions", "4"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 4, Seed: 1}},
+		{[]string{"--sample", "50%", "--sample-seed", "3"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 10, Seed: 3, Cuts: trace.DefaultCuts(10, 500000)}},
+		{[]string{"--sample", "50%", "--partitions", "4"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 4, Seed: 1, Cuts: trace.DefaultCuts(4, 500000)}},
 		{[]string{"--sample", "50%", "--partitions", "0"}, trace.BinarySampledVersion, trace.Partitioning{}},
-		{[]string{"--partitions", "2"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 2, Seed: trace.DefaultPartitionSeed}},
+		{[]string{"--partitions", "2"}, trace.BinaryPartitionedVersion, trace.Partitioning{Count: 2, Seed: trace.DefaultPartitionSeed, Cuts: []uint32{0, 500000, 1000000}}},
 		{nil, trace.BinaryVersion, trace.Partitioning{}},
 	} {
 		out := filepath.Join(root, "t.mdkt")
@@ -107,7 +108,7 @@ func TestRecordSamplePartitioned(t *testing.T) {
 		if pr, ok := r.(trace.PartitionedReader); ok {
 			got = pr.Partitioning()
 		}
-		if got != tc.parts {
+		if !got.Equal(tc.parts) {
 			t.Errorf("%q: partitions %+v, want %+v", tc.args, got, tc.parts)
 		}
 		if _, err := trace.ReadAll(r); err != nil {
