@@ -111,6 +111,7 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		if st.histogramsOnly() {
 			fed = st
 			defer fed.stop()
+			sp.GroupsOnly() // the sample is its sub-samples' sum
 		} else {
 			st.stop()
 		}

@@ -132,6 +132,7 @@ type SampleSplit struct {
 	counts []uint32 // pages per group
 	kept   []Page   // the sample's pages (unless discarded)
 	keep   bool
+	only   bool        // groups only: the sample's window is not filled (GroupsOnly)
 	outs   [2][]Window // double-buffered: [0] the sample, [1+g] group g
 	cur    int
 }
@@ -191,6 +192,11 @@ func (sp *SampleSplit) Kept() int { return len(sp.group) }
 // DiscardPages stops keeping the sampled pages' table.
 func (sp *SampleSplit) DiscardPages() { sp.keep, sp.kept = false, nil }
 
+// GroupsOnly stops filling the sample's own window (Read's [0] keeps its
+// index only; the groups' are the same), for a caller that needs the
+// groups alone: their union is the sample. It does nothing without groups.
+func (sp *SampleSplit) GroupsOnly() { sp.only = sp.k > 0 }
+
 // Pages returns the sample's pages by its dense ID.
 func (sp *SampleSplit) Pages() []Page { return sp.kept }
 
@@ -217,7 +223,9 @@ func (sp *SampleSplit) Read() ([]Window, error) {
 			return nil, errors.New("trace: sample: more than 2^32-1 pages")
 		}
 		sp.ids = append(sp.ids, id)
-		outs[0].New = append(outs[0].New, p)
+		if !sp.only {
+			outs[0].New = append(outs[0].New, p)
+		}
 		if sp.keep {
 			sp.kept = append(sp.kept, p)
 		}
@@ -252,12 +260,15 @@ func (sp *SampleSplit) list(ids []uint32, outs []Window, which int) []uint32 {
 		}
 		return out
 	}
+	only := sp.only
 	for _, id := range ids {
 		n := m[id]
 		if n == dropped {
 			continue
 		}
-		out = append(out, n)
+		if !only {
+			out = append(out, n)
+		}
 		gv := sp.group[n]
 		g := listOf(&outs[1+gv>>groupShift], which)
 		*g = append(*g, gv&(1<<groupShift-1))

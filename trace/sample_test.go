@@ -78,6 +78,13 @@ func TestSampleSplit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// only is the same split with GroupsOnly: the same groups, an
+		// empty sample's window.
+		only, err := trace.NewSampleSplit(tr.NewReader(), s, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		only.GroupsOnly()
 		if sp.Header().Sample != s {
 			t.Fatalf("header sample %v, want %v", sp.Header().Sample, s)
 		}
@@ -104,6 +111,22 @@ func TestSampleSplit(t *testing.T) {
 			}
 			for j := range ws {
 				outs[j].add(t, &ws[j])
+			}
+			ows, err := only.Read()
+			if err != nil || len(ows) != len(ws) {
+				t.Fatalf("trace %d: GroupsOnly: %d windows, %v", i, len(ows), err)
+			}
+			for j := range ws {
+				x, y := &ws[j], &ows[j]
+				if j == 0 && k > 0 {
+					if x.Index != y.Index || len(y.Accessed)+len(y.Born)+len(y.Freed)+len(y.New) != 0 {
+						t.Fatalf("trace %d: GroupsOnly: the sample's window %d is not empty", i, y.Index)
+					}
+					continue
+				}
+				if x.Index != y.Index || !slices.Equal(x.Accessed, y.Accessed) || !slices.Equal(x.Born, y.Born) || !slices.Equal(x.Freed, y.Freed) || !slices.Equal(x.New, y.New) {
+					t.Fatalf("trace %d: GroupsOnly: window %d of output %d differs", i, x.Index, j)
+				}
 			}
 			prev, prevCopy = ws, nil
 			for j := range ws {
