@@ -52,7 +52,8 @@ func (p *Plan) SplitReason() string {
 }
 
 // Pieces returns a job's pieces: at most split groups of consecutive
-// partitions of its trace, as even as they go (split 0: one per
+// partitions of its trace, as even in pages as they go
+// (trace.Partitioning.Ranges, by the partitions' cuts; split 0: one per
 // partition), when the trace is a partitioned trace of every page with
 // the fleet's window length and the plan splits (SplitReason). Otherwise,
 // and when the trace does not open (its job then fails in RunJob as it
@@ -72,14 +73,14 @@ func (p *Plan) Pieces(ctx context.Context, job string, open Opener, split int) [
 	if !ok || !h.Sample.All() || h.Window != p.Config.Window {
 		return whole
 	}
-	P := pr.Partitioning().Count
-	n := P
+	parts := pr.Partitioning()
+	n := parts.Count
 	if split > 0 {
-		n = min(split, P)
+		n = min(split, n)
 	}
-	out := make([]Piece, n)
-	for i := range out {
-		out[i] = Piece{Job: job, Lo: i * P / n, Hi: (i + 1) * P / n}
+	var out []Piece
+	for _, r := range parts.Ranges(n) {
+		out = append(out, Piece{Job: job, Lo: r[0], Hi: r[1]})
 	}
 	return out
 }

@@ -214,3 +214,34 @@ func ParsePartitionCuts(s string, r uint64) ([]uint32, error) {
 	}
 	return append(cuts, uint32(r)), nil
 }
+
+// Ranges cuts p's partitions into at most n ranges of consecutive
+// partitions (lo, hi: partitions lo .. hi-1), each nonempty and each about
+// an nth of the digits: range i ends at the cut nearest i/n of the rate
+// (a worker's share of a trace, mdk-fleet's pieces). Without cuts the
+// partitions count as equal.
+func (p Partitioning) Ranges(n int) [][2]int {
+	P := p.Count
+	n = min(n, P)
+	cuts := p.Cuts
+	if len(cuts) != P+1 {
+		cuts = EqualCuts(P, SampleAll)
+	}
+	r := uint64(cuts[P])
+	out := make([][2]int, 0, n)
+	lo := 0
+	for i := 1; i <= n; i++ {
+		hi := P
+		if i < n {
+			t := uint64(i) * r // the target, times n
+			hi = sort.Search(P+1, func(k int) bool { return uint64(cuts[k])*uint64(n) >= t })
+			if hi > 0 && t-uint64(cuts[hi-1])*uint64(n) < uint64(cuts[hi])*uint64(n)-t {
+				hi-- // the cut below is nearer
+			}
+			hi = max(lo+1, min(hi, P-(n-i)))
+		}
+		out = append(out, [2]int{lo, hi})
+		lo = hi
+	}
+	return out
+}

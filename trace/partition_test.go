@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -535,5 +536,46 @@ func TestPartitionCutsRejected(t *testing.T) {
 	}
 	if got := r.(trace.PartitionedReader).Partitioning(); !slices.Equal(got.Cuts, []uint32{0, 10, 1000000}) {
 		t.Errorf("cuts 0, 10, 10, 10^6 written as %v", got.Cuts)
+	}
+}
+
+// TestPartitionRanges: Ranges covers the partitions once, in nonempty
+// consecutive ranges, each ending at the cut nearest its share (the
+// default 12 on 2 ranges: 50% each; equal partitions: about P/n each).
+func TestPartitionRanges(t *testing.T) {
+	def := trace.Partitioning{Count: trace.DefaultPartitions, Cuts: trace.DefaultCuts(trace.DefaultPartitions, trace.SampleAll)}
+	if got := def.Ranges(2); !slices.Equal(got, [][2]int{{0, 7}, {7, 12}}) {
+		t.Errorf("default cuts in 2: %v, want [0 7] [7 12] (50%% each)", got)
+	}
+	if got := (trace.Partitioning{Count: 10}).Ranges(3); !slices.Equal(got, [][2]int{{0, 3}, {3, 7}, {7, 10}}) {
+		t.Errorf("10 equal partitions in 3: %v", got)
+	}
+	rng := testutil.Rand(testutil.Seed(t, 9))
+	for range testutil.Count(300) {
+		cuts := randCuts(rng, 1+rng.IntN(100), []uint64{trace.SampleAll, 1000, 7}[rng.IntN(3)])
+		p := trace.Partitioning{Count: len(cuts) - 1, Cuts: cuts}
+		n := 1 + rng.IntN(20)
+		rs := p.Ranges(n)
+		if len(rs) != min(n, p.Count) || rs[0][0] != 0 || rs[len(rs)-1][1] != p.Count {
+			t.Fatalf("cuts %v in %d: %v", cuts, n, rs)
+		}
+		r := uint64(cuts[p.Count])
+		for i, x := range rs {
+			if x[0] >= x[1] || i > 0 && x[0] != rs[i-1][1] {
+				t.Fatalf("cuts %v in %d: ranges %v not consecutive and nonempty", cuts, n, rs)
+			}
+			if i == len(rs)-1 {
+				continue
+			}
+			// No other cut is nearer the share than the one it ends at,
+			// unless that would empty a range.
+			t2 := float64(i+1) * float64(r) / float64(len(rs))
+			d := math.Abs(float64(cuts[x[1]]) - t2)
+			for k := x[0] + 1; k <= p.Count-(len(rs)-1-i); k++ {
+				if math.Abs(float64(cuts[k])-t2) < d-1e-9 {
+					t.Fatalf("cuts %v in %d: range %d ends at cut %d (%d), cut %d (%d) is nearer %.1f", cuts, n, i, x[1], cuts[x[1]], k, cuts[k], t2)
+				}
+			}
+		}
 	}
 }
