@@ -130,6 +130,11 @@ func (p *pipeline) mark(kind, w int, accessed int64) {
 // group queues the histogram entries of gaps ending in window end.
 func (p *pipeline) group(end int, closed bool, es []histEntry) {
 	c := p.cur
+	if c.entries == nil {
+		// The chunk's first entries: room for a full chunk, so that
+		// filling it allocates once (recycled chunks keep theirs).
+		c.entries = make([]histEntry, 0, max(p.size, len(es)))
+	}
 	lo := len(c.entries)
 	c.entries = append(c.entries, es...)
 	c.marks = append(c.marks, mark{at: len(c.gaps), kind: markGroup, w: end, closed: closed, lo: lo, hi: len(c.entries)})

@@ -110,6 +110,7 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 		}
 		if st.histogramsOnly() {
 			fed = st
+			fed.p.size = subChunk // a window's summed entries: a few thousand
 			defer fed.stop()
 			sp.GroupsOnly() // the sample is its sub-samples' sum
 		} else {

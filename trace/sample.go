@@ -260,7 +260,13 @@ func (sp *SampleSplit) list(ids []uint32, outs []Window, which int) []uint32 {
 		}
 		return out
 	}
-	only := sp.only
+	// The groups' lists are appended to in a local array (no switch and
+	// no indirection through the windows per ID), then stored back.
+	var gs [MaxSampleGroups][]uint32
+	for g := range sp.k {
+		gs[g] = *listOf(&outs[1+g], which)
+	}
+	only, group := sp.only, sp.group
 	for _, id := range ids {
 		n := m[id]
 		if n == dropped {
@@ -269,9 +275,12 @@ func (sp *SampleSplit) list(ids []uint32, outs []Window, which int) []uint32 {
 		if !only {
 			out = append(out, n)
 		}
-		gv := sp.group[n]
-		g := listOf(&outs[1+gv>>groupShift], which)
-		*g = append(*g, gv&(1<<groupShift-1))
+		gv := group[n]
+		g := gv >> groupShift
+		gs[g] = append(gs[g], gv&(1<<groupShift-1))
+	}
+	for g := range sp.k {
+		*listOf(&outs[1+g], which) = gs[g]
 	}
 	return out
 }

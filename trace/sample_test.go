@@ -149,6 +149,51 @@ func TestSampleSplit(t *testing.T) {
 	}
 }
 
+// TestSampleSplitManyGroups: with 10, 63 and the most (64) sub-samples,
+// with and without GroupsOnly, each group's lists are exactly the kept
+// pages of its hash (the groups' lists are built in one array of them).
+func TestSampleSplitManyGroups(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 29))
+	for i := range testutil.Count(60) {
+		tr := testutil.RandomTrace(rng)
+		s := trace.Sample{PPM: []int64{500000, 1000000, 250000}[i%3], Seed: rng.Uint64()}
+		k := []int{10, 63, trace.MaxSampleGroups}[i%3]
+		var in pageSets
+		for w := range tr.Windows {
+			in.add(t, &tr.Windows[w])
+		}
+		for _, groupsOnly := range []bool{false, true} {
+			sp, err := trace.NewSampleSplit(tr.NewReader(), s, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if groupsOnly {
+				sp.GroupsOnly()
+			}
+			outs := make([]pageSets, 1+k)
+			for ws, err := sp.Read(); !errors.Is(err, io.EOF); ws, err = sp.Read() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range ws {
+					if j > 0 || !groupsOnly {
+						outs[j].add(t, &ws[j])
+					}
+				}
+			}
+			if !groupsOnly && !equalSets(outs[0].wins, filterSets(&in, s.Keep)) {
+				t.Fatalf("trace %d, %d groups: the sample is not the trace's kept pages", i, k)
+			}
+			for g := range k {
+				wantG := filterSets(&in, func(p trace.Page) bool { return s.Keep(p) && s.Group(p, k) == g })
+				if len(outs[1+g].wins) != len(wantG) || len(wantG) > 0 && !equalSets(outs[1+g].wins, wantG) {
+					t.Fatalf("trace %d, %d groups (groups only %v): group %d is not the kept pages of its hash", i, k, groupsOnly, g)
+				}
+			}
+		}
+	}
+}
+
 // TestSampleAllIsIdentity: a 100% sample yields the trace itself, dense
 // IDs included.
 func TestSampleAllIsIdentity(t *testing.T) {
