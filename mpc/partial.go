@@ -187,6 +187,7 @@ func WalkPartitions(ctx context.Context, pr trace.PartitionedReader, lo, hi int,
 		c.compact()
 		return c
 	}
+	var win PartialWindow
 	for {
 		first, n, err := pr.NextSegment()
 		if errors.Is(err, io.EOF) {
@@ -199,14 +200,14 @@ func WalkPartitions(ctx context.Context, pr trace.PartitionedReader, lo, hi int,
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if pw.window(w); pw.err != nil {
+			if pw.window(w, &win); pw.err != nil {
 				return nil, pw.err
 			}
-			out.Windows = append(out.Windows, own(&pw.out))
+			out.Windows = append(out.Windows, own(&win))
 		}
 	}
-	pw.finish()
-	out.End = own(&pw.out)
+	pw.finish(&win)
+	out.End = own(&win)
 	return out, nil
 }
 

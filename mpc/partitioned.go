@@ -26,14 +26,18 @@ import (
 //
 // Each of up to GOMAXPROCS workers owns some partitions (assignPartitions:
 // about equal shares of the pages), one trace.HistWalker each (no helpers)
-// counting into the worker's one histogram; window by window, the workers
-// decode and walk their partitions' window (decompressing a segment's
-// payload when they reach it) and drain their histograms while the caller
-// waits, and the caller then merges what they found (PartialWindow.add)
-// and feeds it to the engines (stream.feedWindow): the merge of
-// [Partial.Merge] and [Partial.Results]. done is false when the engines
-// need more than histograms (a gap-by-gap engine such as lopp's, or lru's,
-// which reads whole windows): Generate then reads the trace merged.
+// counting into the worker's one histogram; segment by segment, the
+// workers decode and walk their partitions' windows (decompressing a
+// segment's payload when they reach it), each window's histogram drained
+// into one of two outputs, and the caller merges the workers' outputs of a
+// window (PartialWindow.add), hands them back and feeds the merge to the
+// engines (stream.feedWindow): the merge of [Partial.Merge] and
+// [Partial.Results]. A worker runs up to two windows ahead of the merge,
+// so it does not wait for the caller's merge, feed and the other workers at
+// every window, only at the segment's end, when the caller reads the next
+// segment. done is false when the engines need more than histograms (a
+// gap-by-gap engine such as lopp's, or lru's, which reads whole windows):
+// Generate then reads the trace merged.
 func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settings []policy.Setting, opts Options, room room) (out []*result.Result, done bool, err error) {
 	st, classes, _, err := newEngines(settings)
 	if err != nil {
@@ -49,26 +53,35 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	P := pr.Selected()
 	nw := max(1, min(runtime.GOMAXPROCS(0), P))
 	ws := make([]*partWorker, nw)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
 	for i, parts := range assignPartitions(pr.Partitioning(), P, nw) {
 		ws[i] = newPartWorker(pr, classes, parts)
-		ws[i].start()
+		ws[i].start(quit, &wg)
 	}
 	defer func() {
+		close(quit)
+		wg.Wait() // no worker walks a state that close unmaps
 		for _, w := range ws {
 			w.close()
 		}
 	}()
 	h := pr.Header()
 	var windows int
-	var wg sync.WaitGroup
-	run := func(f func(w *partWorker)) {
-		wg.Add(len(ws))
-		for _, w := range ws {
-			w.jobs <- func() { f(w); wg.Done() }
-		}
-		wg.Wait()
-	}
 	var sum PartialWindow
+	// merge sums the workers' next outputs into sum, and hands them back.
+	merge := func() error {
+		sum.reset()
+		for _, pw := range ws {
+			slot := <-pw.done
+			if err := pw.errs[slot]; err != nil {
+				return err
+			}
+			sum.add(&pw.outs[slot])
+			pw.free <- slot
+		}
+		return nil
+	}
 	for {
 		first, n, err := pr.NextSegment()
 		if errors.Is(err, io.EOF) {
@@ -76,6 +89,9 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 		}
 		if err != nil {
 			return nil, true, err
+		}
+		for _, pw := range ws {
+			pw.jobs <- partJob{first: first, n: n}
 		}
 		for w := first; w < first+n; w++ {
 			if err := ctx.Err(); err != nil {
@@ -86,13 +102,8 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 					return nil, true, err
 				}
 			}
-			run(func(pw *partWorker) { pw.window(w) })
-			sum.reset()
-			for _, pw := range ws {
-				if pw.err != nil {
-					return nil, true, pw.err
-				}
-				sum.add(&pw.out)
+			if err := merge(); err != nil {
+				return nil, true, err
 			}
 			st.feedWindow(w, &sum)
 			windows = w + 1
@@ -101,10 +112,11 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 			}
 		}
 	}
-	run(func(pw *partWorker) { pw.finish() })
-	sum.reset()
 	for _, pw := range ws {
-		sum.add(&pw.out)
+		pw.jobs <- partJob{finish: true}
+	}
+	if err := merge(); err != nil {
+		return nil, true, err
 	}
 	st.feedEnd(windows, &sum)
 	return st.results(settings, int64(h.PageSize), 1), true, nil
@@ -148,20 +160,28 @@ func assignPartitions(parts trace.Partitioning, n, nw int) [][]int {
 	return out
 }
 
+// partJob is a worker's job in generatePartitioned: walk the n windows of
+// a segment from first, or finish.
+type partJob struct {
+	first, n int
+	finish   bool
+}
+
 // partWorker walks some partitions of a trace, on its own goroutine
-// (jobs) in generatePartitioned, on the caller's in WalkPartitions.
+// (start) in generatePartitioned, on the caller's in WalkPartitions.
 type partWorker struct {
 	pr    trace.PartitionedReader
 	parts []int
 	hws   []*trace.HistWalker // by position in parts
 	hist  *trace.GapHistogram // shared by hws: they walk one after the other
 	win   trace.Window
-	jobs  chan func()
-	// out is the last window's sums and histograms over the worker's
-	// partitions (after finish: the lives still alive at the end, their
-	// open gaps and alive page-windows); err the first error.
-	out PartialWindow
-	err error
+	// On its own goroutine: its jobs, and its two outputs, free to fill
+	// (free) or filled with a window (done), in order.
+	jobs       chan partJob
+	free, done chan int
+	outs       [2]PartialWindow
+	errs       [2]error // the output's error: the worker's first, which stops it
+	err        error    // the first error
 }
 
 // newPartWorker returns a worker of partitions parts, its goroutine not
@@ -175,20 +195,58 @@ func newPartWorker(pr trace.PartitionedReader, classes classAxis, parts []int) *
 	return pw
 }
 
-// start runs the worker's jobs on a goroutine of its own.
-func (pw *partWorker) start() {
-	pw.jobs = make(chan func())
+// start runs the worker's jobs on a goroutine of its own, until quit is
+// closed; wg counts the goroutine.
+func (pw *partWorker) start(quit <-chan struct{}, wg *sync.WaitGroup) {
+	pw.jobs = make(chan partJob)
+	pw.free, pw.done = make(chan int, len(pw.outs)), make(chan int, len(pw.outs))
+	for i := range pw.outs {
+		pw.free <- i
+	}
+	wg.Add(1)
 	go func() {
-		for f := range pw.jobs {
-			f()
+		defer wg.Done()
+		// one fills an output: false if quit is closed, or after an error.
+		one := func(f func(o *PartialWindow)) bool {
+			select {
+			case <-quit:
+				return false
+			default:
+			}
+			var slot int
+			select {
+			case slot = <-pw.free:
+			case <-quit:
+				return false
+			}
+			f(&pw.outs[slot])
+			pw.errs[slot] = pw.err
+			pw.done <- slot // room for it: the outputs are two
+			return pw.err == nil
+		}
+		for {
+			var j partJob
+			select {
+			case j = <-pw.jobs:
+			case <-quit:
+				return
+			}
+			if j.finish {
+				one(pw.finish)
+				continue
+			}
+			for w := j.first; w < j.first+j.n; w++ {
+				if !one(func(o *PartialWindow) { pw.window(w, o) }) {
+					break
+				}
+			}
 		}
 	}()
 }
 
 // window decodes and walks window w of each of the worker's partitions,
-// into out.
-func (pw *partWorker) window(w int) {
-	o := &pw.out
+// into o: its sums and histograms over the partitions.
+func (pw *partWorker) window(w int, o *PartialWindow) {
 	o.Accessed, o.Alive = 0, 0
 	if pw.err != nil {
 		return
@@ -208,11 +266,10 @@ func (pw *partWorker) window(w int) {
 	o.Open = pw.hist.Drain(false, o.Open[:0])
 }
 
-// finish ends the lives still alive in the worker's partitions: out holds
+// finish ends the lives still alive in the worker's partitions: o holds
 // their open gaps and, as Alive, every alive page-window of the worker's
 // partitions.
-func (pw *partWorker) finish() {
-	o := &pw.out
+func (pw *partWorker) finish(o *PartialWindow) {
 	o.Accessed, o.Alive, o.Closed = 0, 0, o.Closed[:0]
 	for _, hw := range pw.hws {
 		hw.Finish()
@@ -221,10 +278,9 @@ func (pw *partWorker) finish() {
 	o.Open = pw.hist.Drain(false, o.Open[:0])
 }
 
+// close releases the walkers' page state; the worker's goroutine, if
+// started, must have returned.
 func (pw *partWorker) close() {
-	if pw.jobs != nil {
-		close(pw.jobs)
-	}
 	for _, hw := range pw.hws {
 		hw.Close()
 	}

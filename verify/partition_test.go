@@ -3,7 +3,9 @@ package verify
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"reflect"
@@ -58,12 +60,37 @@ func partitioned(t *testing.T, tr *trace.Trace, n int) []byte {
 // partitions.
 func partitionedCuts(t *testing.T, tr *trace.Trace, parts trace.Partitioning) []byte {
 	t.Helper()
+	return partitionedEvery(t, tr, parts, 0)
+}
+
+// partitionedEvery returns tr written as a partitioned binary trace of the
+// partitions, in segments of every windows (0: as the writer closes them).
+func partitionedEvery(t *testing.T, tr *trace.Trace, parts trace.Partitioning, every int) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w, err := trace.NewPartitionedWriter(&buf, tr.Header, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trace.Copy(w, tr.NewReader()); err != nil {
+	r := tr.NewReader()
+	for i := 0; ; i++ {
+		win, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteWindow(win); err != nil {
+			t.Fatal(err)
+		}
+		if every > 0 && i%every == every-1 {
+			if err := w.(interface{ Flush() error }).Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -255,4 +282,69 @@ func pluginSettings(ss []policy.Setting) []policy.Setting {
 		out = append(out, plugin{s.(policy.VMIN)})
 	}
 	return out
+}
+
+// TestPartitionedStops: the partitioned pass, whose workers run ahead of
+// the merge, stops cleanly whatever the number of workers: cancelled in the
+// middle of a segment it returns the context's error, on a damaged file
+// (any byte past the header flipped) a *trace.CorruptError, and it leaves
+// no goroutine behind.
+func TestPartitionedStops(t *testing.T) {
+	cfg := gen.DefaultConfig
+	cfg.Model, cfg.Pages = "mix", 3000
+	tr := genTrace(t, cfg)
+	data := partitionedEvery(t, tr, trace.Partitioning{Count: 13, Seed: 1}, 5) // segments of 5 windows
+	if len(tr.Windows) < 20 {
+		t.Fatalf("%d windows, want 20 or more", len(tr.Windows))
+	}
+	ss := defaultSettings(tr.Header.Window)
+	before := runtime.NumGoroutine()
+	rng := testutil.Rand(testutil.Seed(t, 25))
+	for _, procs := range []int{1, 2, 5} {
+		old := runtime.GOMAXPROCS(procs)
+		ctx, cancel := context.WithCancel(context.Background())
+		r, err := trace.NewBinaryReader(bytes.NewReader(data), "p.mdkt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = mpc.Generate(ctx, r, ss, mpc.Options{Progress: func(w, _ int) {
+			if w == 7 {
+				cancel()
+			}
+		}})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("GOMAXPROCS %d, cancelled after window 6: got %v", procs, err)
+		}
+		for range testutil.Count(20) {
+			bad := bytes.Clone(data)
+			bad[len(data)/4+rng.IntN(len(data)*3/4)] ^= byte(1 + rng.IntN(255))
+			r, err := trace.NewBinaryReader(bytes.NewReader(bad), "bad.mdkt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = mpc.Generate(context.Background(), r, ss, mpc.Options{})
+			var ce *trace.CorruptError
+			if !errors.As(err, &ce) {
+				t.Errorf("GOMAXPROCS %d, a byte flipped: got %v, want a *trace.CorruptError", procs, err)
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after the passes, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// genTrace reads gen's trace of cfg.
+func genTrace(t *testing.T, cfg gen.Config) *trace.Trace {
+	t.Helper()
+	tr, err := trace.ReadAll(gen.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
