@@ -222,6 +222,12 @@ func (p *Partial) Merge(o *Partial) error {
 	case p.PageSize != o.PageSize || p.Partitions.Count != o.Partitions.Count || p.Partitions.Seed != o.Partitions.Seed || len(p.Windows) != len(o.Windows):
 		return fmt.Errorf("mpc: partials of two traces (%d-byte pages, %d partitions, %d windows; %d-byte pages, %d partitions, %d windows)",
 			p.PageSize, p.Partitions.Count, len(p.Windows), o.PageSize, o.Partitions.Count, len(o.Windows))
+	case !slices.Equal(p.Partitions.Cuts, o.Partitions.Cuts):
+		// The same count and seed with other cuts (a version 4 trace's
+		// equal partitions against version 5's ladder, say) are other
+		// pages: partition i of one is not partition i of the other.
+		return fmt.Errorf("mpc: partials of two traces with the same %d partitions cut differently (%v; %v)",
+			p.Partitions.Count, p.Partitions.Cuts, o.Partitions.Cuts)
 	case !slices.Equal(p.Classes, o.Classes):
 		return errors.New("mpc: partials of different settings (their paw and pace P values differ)")
 	}
@@ -303,11 +309,19 @@ func (p *Partial) Results(ctx context.Context, settings []policy.Setting) ([]*re
 	return st.results(settings, p.PageSize, 1), nil
 }
 
-// partialMagic starts a Partial's encoding (MarshalBinary).
-var partialMagic = []byte("mdkpart1")
+// partialMagic starts a Partial's encoding (MarshalBinary); the cuts
+// follow the seed. partialMagic1 starts the encoding of the mdk before
+// trace version 5, without cuts (its partials decode with nil cuts, and
+// merge only with each other).
+var (
+	partialMagic  = []byte("mdkpart2")
+	partialMagic1 = []byte("mdkpart1")
+)
 
 // MarshalBinary encodes p: a magic, then varints (docs/fleet.md): the
-// page size, the partitions and their seed, the ranges, the classes, then
+// page size, the partitions and their seed, the number of cuts (0 if p has
+// none, else partitions + 1) and the cuts as deltas, the ranges, the
+// classes, then
 // per window and for End its two counts and its two histograms, each as
 // its length and (idle as a delta from the previous entry's, class,
 // count) entries in (idle, class) order.
@@ -318,6 +332,12 @@ func (p *Partial) MarshalBinary() ([]byte, error) {
 	i(p.PageSize)
 	i(int64(p.Partitions.Count))
 	u(p.Partitions.Seed)
+	i(int64(len(p.Partitions.Cuts)))
+	var prevCut uint32
+	for _, c := range p.Partitions.Cuts {
+		i(int64(c - prevCut))
+		prevCut = c
+	}
 	i(int64(len(p.Ranges)))
 	for _, r := range p.Ranges {
 		i(int64(r[0]))
@@ -354,7 +374,11 @@ func (p *Partial) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes MarshalBinary's encoding; damage is an error
 // naming the byte offset, never a panic.
 func (p *Partial) UnmarshalBinary(b []byte) error {
-	if len(b) < len(partialMagic) || string(b[:len(partialMagic)]) != string(partialMagic) {
+	if len(b) < len(partialMagic) {
+		return errors.New("mpc: not an encoded partial (bad magic)")
+	}
+	withCuts := string(b[:len(partialMagic)]) == string(partialMagic)
+	if !withCuts && string(b[:len(partialMagic1)]) != string(partialMagic1) {
 		return errors.New("mpc: not an encoded partial (bad magic)")
 	}
 	d := partialDecoder{b: b, off: len(partialMagic)}
@@ -362,6 +386,22 @@ func (p *Partial) UnmarshalBinary(b []byte) error {
 	q.PageSize = d.int("page size", 1, 1<<40)
 	q.Partitions.Count = int(d.int("partitions", 1, trace.MaxPartitions))
 	q.Partitions.Seed = d.uint("seed")
+	if withCuts {
+		if nc := d.int("cuts", 0, int64(q.Partitions.Count)+1); nc > 0 {
+			if nc != int64(q.Partitions.Count)+1 {
+				d.fail(fmt.Sprintf("%d cuts for %d partitions", nc, q.Partitions.Count))
+			}
+			q.Partitions.Cuts = make([]uint32, 0, nc)
+			var c int64
+			for range nc {
+				c += d.int("cut delta", 0, 1_000_000-c)
+				q.Partitions.Cuts = append(q.Partitions.Cuts, uint32(c))
+			}
+			if err := q.Partitions.Validate(); err != nil {
+				d.fail(err.Error())
+			}
+		}
+	}
 	nr := d.int("ranges", 0, int64(q.Partitions.Count))
 	for range nr {
 		lo := d.int("range start", 0, int64(q.Partitions.Count)-1)

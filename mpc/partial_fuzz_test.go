@@ -20,7 +20,13 @@ func FuzzPartialDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
+	p.Partitions.Cuts = trace.DefaultCuts(4, 1_000_000)
+	if b, err = p.MarshalBinary(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	f.Add(partialMagic)
+	f.Add(partialMagic1)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var q Partial
 		if err := q.UnmarshalBinary(data); err != nil {
