@@ -4,6 +4,9 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
 
 	"mdk/trace"
 )
@@ -22,10 +25,42 @@ type intAxis struct {
 	ltInf int     // #{x < trace.Inf}: the class of a life's first touch
 }
 
+// An intAxis is never changed once built, so the engines of the streams of
+// one run (a sampled run's 11, for one) share the axes of the same values:
+// axisCache holds the last axesCached built, by their values.
+var axisCache struct {
+	sync.Mutex
+	m map[string]*intAxis
+}
+
+const axesCached = 64
+
+// newIntAxis returns the axis of xs's distinct values, shared with any
+// other of the same values.
 func newIntAxis(xs []int) *intAxis {
 	vals := slices.Clone(xs)
 	slices.Sort(vals)
 	vals = slices.Compact(vals)
+	var key strings.Builder
+	for _, v := range vals {
+		key.WriteString(strconv.Itoa(v))
+		key.WriteByte(',')
+	}
+	axisCache.Lock()
+	defer axisCache.Unlock()
+	if a, ok := axisCache.m[key.String()]; ok {
+		return a
+	}
+	if len(axisCache.m) >= axesCached || axisCache.m == nil {
+		axisCache.m = map[string]*intAxis{}
+	}
+	a := buildIntAxis(vals)
+	axisCache.m[key.String()] = a
+	return a
+}
+
+// buildIntAxis builds the axis of vals, sorted and distinct.
+func buildIntAxis(vals []int) *intAxis {
 	a := &intAxis{vals: vals, le: make([]int32, tableSize), lt: make([]int32, tableSize)}
 	// One walk along the sorted values: le counts those <= v, lt those < v.
 	le, lt := 0, 0

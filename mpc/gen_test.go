@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -145,6 +146,44 @@ func TestAxisTables(t *testing.T) {
 			if int(fa.le[v]) != fa.searchLE(float64(v-1)) {
 				t.Fatalf("float axis %v at %d: le %d, want %d", fa.vals, v-1, fa.le[v], fa.searchLE(float64(v-1)))
 			}
+		}
+	}
+}
+
+// TestIntAxisShared: axes of the same values (in any order, with repeats)
+// are one shared axis, equal to one built afresh; other values give
+// another; the cache stays within its bound; and the callers' slices are
+// not the axis's.
+func TestIntAxisShared(t *testing.T) {
+	rng := testutil.Rand(testutil.Seed(t, 5))
+	for i := range testutil.Count(300) {
+		var is []int
+		for range 1 + rng.IntN(20) {
+			is = append(is, []int{rng.IntN(2 * tableSize), trace.Inf, i}[rng.IntN(3)])
+		}
+		a := newIntAxis(is)
+		shuffled := append(slices.Clone(is), is[0])
+		rng.Shuffle(len(shuffled), func(x, y int) { shuffled[x], shuffled[y] = shuffled[y], shuffled[x] })
+		if b := newIntAxis(shuffled); b != a {
+			t.Fatalf("values %v and %v: two axes", is, shuffled)
+		}
+		vals := slices.Compact(slices.Sorted(slices.Values(is)))
+		fresh := buildIntAxis(vals)
+		if !slices.Equal(a.vals, fresh.vals) || !slices.Equal(a.le, fresh.le) || !slices.Equal(a.lt, fresh.lt) || a.ltInf != fresh.ltInf {
+			t.Fatalf("values %v: the shared axis differs from a fresh one", is)
+		}
+		is[0] = -1 // the caller's slice is its own
+		if a.vals[0] == -1 && !slices.Contains(vals, -1) {
+			t.Fatal("the axis shares its caller's slice")
+		}
+		if c := newIntAxis(append(vals, 3*tableSize+i)); c == a || slices.Equal(c.vals, a.vals) {
+			t.Fatalf("values %v plus one: the same axis", vals)
+		}
+		axisCache.Lock()
+		n := len(axisCache.m)
+		axisCache.Unlock()
+		if n > axesCached {
+			t.Fatalf("%d axes cached, at most %d", n, axesCached)
 		}
 	}
 }
