@@ -39,6 +39,7 @@ type binaryReader struct {
 	// skip the partitions it does not read; size is the file's size (-1:
 	// not known yet).
 	seeker  io.ReadSeeker
+	skipBuf *bufio.Reader // r once skip has sought (partitioned traces)
 	size    int64
 	version uint32
 	parts   Partitioning // versions 3 to 5, with their cuts
