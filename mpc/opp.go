@@ -38,6 +38,10 @@ type opp struct {
 	minus  table     // by window, position in byRate: reclaimed closed gaps ending there
 	oplus  table     // by window: open gaps start saving (width 1)
 	ominus table     // by window: open gaps end
+	// flat: totals only (flatten, a sampled run's sub-samples): no
+	// tables, no per-window promotions, their totals in proms.
+	flat  bool
+	proms []int64
 }
 
 func newOPP(ps []policy.OPP) *opp {
@@ -68,15 +72,21 @@ func (e *opp) needsFeatures() bool { return false }
 func (e *opp) wholeUnits() bool { return true }
 
 func (e *opp) newWindow(w int) {
-	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
-		t.grow(w + 2)
-	}
 	if len(e.count) < w+1 {
 		e.count = append(e.count, make([]int64, w+1-len(e.count))...)
+	}
+	if e.flat {
+		return
+	}
+	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
+		t.grow(w + 2)
 	}
 }
 
 func (e *opp) reserve(windows int, budget *int64) {
+	if e.flat {
+		return
+	}
 	for _, t := range []*table{&e.plus, &e.minus, &e.oplus, &e.ominus} {
 		t.reserve(windows+2, budget)
 	}
@@ -90,6 +100,9 @@ func (e *opp) group(end int, closed bool, es []histEntry) {
 		n := x.N * e.scale
 		if !closed {
 			e.open += int64(x.Idle) * n
+			if e.flat {
+				continue
+			}
 			e.oplus.data[end-int(x.Idle)] += n
 			e.ominus.data[end] += n
 			continue
@@ -102,8 +115,10 @@ func (e *opp) group(end int, closed bool, es []histEntry) {
 }
 
 func (e *opp) endWindow(j int, accessed int64) {
-	for i := range e.ps {
-		e.prom[i] = append(e.prom[i], 0)
+	if !e.flat {
+		for i := range e.ps {
+			e.prom[i] = append(e.prom[i], 0)
+		}
 	}
 	if len(e.idles) == 0 {
 		return
@@ -115,10 +130,17 @@ func (e *opp) endWindow(j int, accessed int64) {
 	for _, g := range e.idles {
 		n += e.count[g]
 	}
-	minus := e.minus.row(j)
+	var minus []int64
+	if !e.flat {
+		minus = e.minus.row(j)
+	}
 	for q, i := range e.byRate {
 		t := min(e.ps[i].Budget(accessed*e.scale), n)
 		e.take[q] = t
+		if e.flat {
+			e.proms[i] += t
+			continue
+		}
 		e.prom[i][j] = t
 		minus[q] += t
 	}
@@ -134,9 +156,11 @@ func (e *opp) endWindow(j int, accessed int64) {
 		for q < len(e.take) && e.take[q] < M+nk {
 			if part := e.take[q] - M; part > 0 {
 				e.saved[e.byRate[q]] += S + part*int64(g)
-				e.plus.data[row+q] += part
-				if q+1 < e.plus.width {
-					e.plus.data[row+q+1] -= part
+				if !e.flat {
+					e.plus.data[row+q] += part
+					if q+1 < e.plus.width {
+						e.plus.data[row+q+1] -= part
+					}
 				}
 			} else {
 				e.saved[e.byRate[q]] += S
@@ -144,7 +168,7 @@ func (e *opp) endWindow(j int, accessed int64) {
 			q++
 		}
 		// The rest take all of it.
-		if q < len(e.take) {
+		if q < len(e.take) && !e.flat {
 			e.plus.data[row+q] += nk
 		}
 		M += nk

@@ -76,6 +76,11 @@ func generateSampled(ctx context.Context, r trace.Reader, settings []policy.Sett
 			}
 		}
 	}
+	if pr, ok := r.(trace.PartitionedReader); ok && flat {
+		if out, done, err := sampledPartitions(ctx, pr, settings, s, k, opts); done {
+			return out, err
+		}
+	}
 	sp, err := trace.NewSampleSplit(r, s, k)
 	if err != nil {
 		return nil, fmt.Errorf("mpc: %w", err)

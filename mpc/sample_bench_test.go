@@ -5,11 +5,16 @@ import (
 	"os"
 	"testing"
 
+	"mdk/policy"
 	"mdk/trace"
 )
 
-// BenchmarkGenerateFileSampled is BenchmarkGenerateFile on a 1% sample
-// (MDK_BENCH_TRACE names the trace; skipped without it).
+// BenchmarkGenerateFileSampled runs what `mdk mpc TRACE --sample 1%` runs:
+// every policy's default grid (policy.ParseSpecs of no specs), a 1% sample
+// of seed 1 with the default sub-samples keeping their totals only
+// (Options.GroupTotals), on the trace in $MDK_BENCH_TRACE (skipped without
+// it); on a partitioned trace whose first partitions are the sample, the
+// partitions' pass (sampledPartitions). Not the printing of the results.
 func BenchmarkGenerateFileSampled(b *testing.B) {
 	path := os.Getenv("MDK_BENCH_TRACE")
 	if path == "" {
@@ -20,7 +25,11 @@ func BenchmarkGenerateFileSampled(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Generate(context.Background(), r, benchSettings(r.Header()), Options{Sample: trace.Sample{PPM: 10000, Seed: 1}}); err != nil {
+		ss, err := policy.ParseSpecs(nil, r.Header().Window, policy.SpecOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Generate(context.Background(), r, ss, Options{Sample: trace.Sample{PPM: 10000, Seed: 1}, GroupTotals: true}); err != nil {
 			b.Fatal(err)
 		}
 		c.Close()

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"mdk/gen"
 	"mdk/internal/testutil"
 	"mdk/policy"
 	"mdk/result"
@@ -43,19 +42,7 @@ func totalsSettings() []policy.Setting {
 // sample walked on its own).
 func TestGroupTotalsPrintsTheSame(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 41))
-	var trs []*trace.Trace
-	for range testutil.Count(120) {
-		trs = append(trs, testutil.RandomTrace(rng))
-	}
-	for i, m := range gen.Models {
-		trs = append(trs, smallGen(t, m, uint64(5+i)))
-	}
-	cfg := gen.DefaultConfig
-	cfg.Pages, cfg.Windows, cfg.Seed = 20000, 60, 9
-	big, err := trace.ReadAll(gen.NewReader(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
+	trs, big := sampleTraces(t, rng, 5, 9)
 	trs = append(trs, big, big)
 	// Histogram-only settings feed the whole sample from its
 	// sub-samples' walks; with lopp's the sample is walked on its own.

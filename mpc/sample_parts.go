@@ -1,0 +1,165 @@
+package mpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+
+	"mdk/policy"
+	"mdk/result"
+	"mdk/trace"
+)
+
+// sampledPartitions is generateSampled's pass with flat sub-samples
+// (Options.GroupTotals, k >= 2) on a partitioned trace whose first
+// partitions hold exactly the sample's pages (trace.PartitionsOf: a 1%
+// sample of a trace with the default cuts is partitions 0 and 1), when
+// every engine takes histograms: the reader decodes those partitions'
+// windows apart, and one trace.GroupWalker walks them, each gap counted in
+// its page's sub-sample's histogram (the page's group computed once, when
+// it first appears). There is no merge of the partitions into one window,
+// no split of the sample into sub-samples' windows, and one page state per
+// partition instead of one per sub-sample. Each sub-sample's flat stream
+// is fed its histograms (stream.feedWindow), the whole sample the sum of
+// theirs, as generateSampled's fed sample is: the results are
+// generateSampled's, integer for integer (TestSampledPartitionsSame).
+//
+// done is false, and nothing read, when the trace or the settings do not
+// fit: generateSampled then splits the merged sample.
+func sampledPartitions(ctx context.Context, pr trace.PartitionedReader, settings []policy.Setting, s trace.Sample, k int, opts Options) (out []*result.Result, done bool, err error) {
+	h := pr.Header()
+	parts := pr.Partitioning()
+	if k < 2 || pr.Selected() != parts.Count {
+		return nil, false, nil
+	}
+	n, exact := trace.PartitionsOf(parts, h.Sample, s)
+	if !exact || n < 1 {
+		return nil, false, nil
+	}
+	fed, classes, _, err := newScaledEngines(settings, s.Scale())
+	if err != nil {
+		return nil, true, err
+	}
+	defer fed.stop()
+	if !fed.histogramsOnly() {
+		return nil, false, nil
+	}
+	pr.SelectPartitions(n) // as trace.NewSampleSplit would
+	gw, err := trace.NewGroupWalker(pr, s, k, len(classes.vals)+1, classes.class, h.Windows)
+	if err != nil {
+		return nil, false, nil // too many windows or classes to pack
+	}
+	if d, ok := pr.(trace.PageDiscarder); ok {
+		d.DiscardPages()
+	}
+	fed.p.size = subChunk // a window's summed entries: a few thousand
+	groups := make([]*stream, k)
+	defer func() {
+		for _, st := range groups {
+			if st != nil {
+				st.stop()
+			}
+		}
+	}()
+	for g := range groups {
+		st, _, _, err := newScaledEngines(settings, s.Scale()*int64(k))
+		if err != nil {
+			return nil, true, err
+		}
+		st.p.size = subChunk
+		st.flatten()
+		groups[g] = st
+	}
+	room := newRoom(groups[0].tabled()*k + len(settings))
+	if err := room.check(h.Windows); err != nil {
+		return nil, true, err
+	}
+	budget := room.tableBudget()
+	fed.reserve(h.Windows, &budget)
+	budget = room.tableBudget()
+	for _, st := range groups {
+		st.reserve(h.Windows, &budget)
+	}
+	var sum PartialWindow
+	var hs histSum
+	var pw PartialWindow
+	closed, open := make([][]trace.GapCount, k), make([][]trace.GapCount, k)
+	// drain takes each group's gaps from gw into closed and open (the
+	// closed ones if closed is set).
+	drain := func(withClosed bool) {
+		for g := range k {
+			closed[g], open[g] = closed[g][:0], open[g][:0]
+		}
+		if withClosed {
+			closed = gw.Drain(true, closed)
+		}
+		open = gw.Drain(false, open)
+	}
+	windows := 0
+	for {
+		first, nw, err := pr.NextSegment()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		for w := first; w < first+nw; w++ {
+			if err := ctx.Err(); err != nil {
+				return nil, true, err
+			}
+			if w%1024 == 0 {
+				if err := room.check(w + 1024); err != nil {
+					return nil, true, err
+				}
+			}
+			if err := gw.Window(w); err != nil {
+				return nil, true, err
+			}
+			drain(true)
+			for g, st := range groups {
+				pw.Accessed, pw.Alive = gw.Accessed[g], gw.Alive[g]
+				pw.Closed, pw.Open = closed[g], open[g]
+				st.feedWindow(w, &pw)
+				sum.Accessed += pw.Accessed
+				sum.Alive += pw.Alive
+				sum.Closed = append(sum.Closed, pw.Closed...)
+				sum.Open = append(sum.Open, pw.Open...)
+			}
+			sum.Closed, sum.Open = hs.merge(sum.Closed), hs.merge(sum.Open)
+			fed.feedWindow(w, &sum)
+			sum.reset()
+			windows = w + 1
+			if opts.Progress != nil {
+				opts.Progress(windows, h.Windows)
+			}
+		}
+	}
+	gw.Finish()
+	drain(false)
+	for g, st := range groups {
+		pw.Alive = gw.AlivePageWins[g]
+		pw.Open = open[g]
+		st.feedEnd(windows, &pw)
+		sum.Alive += pw.Alive
+		sum.Open = append(sum.Open, pw.Open...)
+	}
+	sum.Open = hs.merge(sum.Open)
+	fed.feedEnd(windows, &sum)
+	scale, pageSize := s.Scale(), int64(h.PageSize)
+	gres := make([][]*result.Result, k)
+	for g, st := range groups {
+		gres[g] = st.results(settings, pageSize, scale*int64(k))
+	}
+	out = fed.results(settings, pageSize, scale)
+	gs := make([]*result.Result, k)
+	for i := range out {
+		for g := range gres {
+			gs[g] = gres[g][i]
+		}
+		out[i].Groups = slices.Clone(gs)
+		out[i].SamplePPM, out[i].SamplePages = s.PPM, int64(gw.Pages)
+	}
+	return out, true, nil
+}
