@@ -63,11 +63,10 @@ func sampledPartitions(ctx context.Context, pr trace.PartitionedReader, settings
 		}
 	}()
 	for g := range groups {
-		st, _, _, err := newScaledEngines(settings, s.Scale()*int64(k))
+		st, err := newDirectStream(settings, s.Scale()*int64(k))
 		if err != nil {
 			return nil, true, err
 		}
-		st.p.size = subChunk
 		st.flatten()
 		groups[g] = st
 	}
@@ -121,7 +120,7 @@ func sampledPartitions(ctx context.Context, pr trace.PartitionedReader, settings
 			for g, st := range groups {
 				pw.Accessed, pw.Alive = gw.Accessed[g], gw.Alive[g]
 				pw.Closed, pw.Open = closed[g], open[g]
-				st.feedWindow(w, &pw)
+				st.feedDirect(w, &pw)
 				sum.Accessed += pw.Accessed
 				sum.Alive += pw.Alive
 				sum.Closed = append(sum.Closed, pw.Closed...)
@@ -141,7 +140,7 @@ func sampledPartitions(ctx context.Context, pr trace.PartitionedReader, settings
 	for g, st := range groups {
 		pw.Alive = gw.AlivePageWins[g]
 		pw.Open = open[g]
-		st.feedEnd(windows, &pw)
+		st.feedDirectEnd(windows, &pw)
 		sum.Alive += pw.Alive
 		sum.Open = append(sum.Open, pw.Open...)
 	}
@@ -162,4 +161,48 @@ func sampledPartitions(ctx context.Context, pr trace.PartitionedReader, settings
 		out[i].SamplePPM, out[i].SamplePages = s.PPM, int64(gw.Pages)
 	}
 	return out, true, nil
+}
+
+// newDirectStream returns a stream of settings without a pipeline (and
+// without a walk), whose engines the caller feeds on its own goroutine
+// (feedDirect): a flat sub-sample's engines do little work a window, less
+// than handing it to worker goroutines in chunks would cost. scale is as
+// newScaledStream's.
+func newDirectStream(settings []policy.Setting, scale int64) (*stream, error) {
+	engines, slots, _, err := plan(settings)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range engines {
+		if e.needsGaps() || e.needsFeatures() {
+			return nil, errors.New("mpc: a direct stream's engines take histograms only")
+		}
+		if o, ok := e.(*opp); ok {
+			o.scale = scale
+		}
+	}
+	// No pipeline to stop (stream.stop); spend drops its workers.
+	return &stream{engines: engines, slots: slots, p: &pipeline{}, stopped: true}, nil
+}
+
+// feedDirect is feedWindow for a stream without a pipeline: the engines
+// get window w's marks and histograms in the order a pipeline's chunk
+// gives them (chunk.apply).
+func (s *stream) feedDirect(w int, sum *PartialWindow) {
+	s.t.accessed = append(s.t.accessed, sum.Accessed)
+	s.t.alive = append(s.t.alive, sum.Alive)
+	for _, e := range s.engines {
+		e.newWindow(w)
+		e.group(w, true, sum.Closed)
+		e.group(w+1, false, sum.Open)
+		e.endWindow(w, sum.Accessed)
+	}
+}
+
+// feedDirectEnd is feedEnd for a stream without a pipeline.
+func (s *stream) feedDirectEnd(windows int, end *PartialWindow) {
+	for _, e := range s.engines {
+		e.group(windows, false, end.Open)
+	}
+	s.t.L = end.Alive
 }
