@@ -17,19 +17,22 @@ const passGCPercent = 25
 
 var gcState struct {
 	sync.Mutex
-	passes int // passes running
-	prev   int // the target before the first of them
+	passes int        // passes running
+	prev   int        // the target before the first of them
+	high   *highState // a sampled pass's collector off (highGC), if any
 }
 
 // lowGC sets the garbage collector's target to passGCPercent, unless GOGC
 // is set or the target is already lower, until the returned function is
 // called. Concurrent passes share the setting; the last to end restores it.
+// It ends a sampled pass's highGC first.
 func lowGC() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
 	gcState.Lock()
 	defer gcState.Unlock()
+	endHighLocked(nil)
 	if gcState.passes == 0 {
 		gcState.prev = debug.SetGCPercent(passGCPercent)
 		if gcState.prev < passGCPercent { // lower, or off (-1)

@@ -50,6 +50,7 @@ func sampledPartitions(ctx context.Context, pr trace.PartitionedReader, settings
 	if err != nil {
 		return nil, false, nil // too many windows or classes to pack
 	}
+	defer highGC()()
 	if d, ok := pr.(trace.PageDiscarder); ok {
 		d.DiscardPages()
 	}

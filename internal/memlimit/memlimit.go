@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"sync/atomic"
 
 	"mdk/linux"
 )
@@ -16,8 +17,9 @@ import (
 // /proc/meminfo), half the address-space limit (ulimit -v) less what the
 // process has resident (the Go runtime reserves address space beyond what
 // it uses, and a growing slice briefly holds its old and new arrays), and
-// Go's memory limit (GOMEMLIMIT, debug.SetMemoryLimit)
-// less what the runtime holds. ok is false when none of them is known.
+// Go's memory limit (GOMEMLIMIT, debug.SetMemoryLimit), unless it is a
+// collection's trigger ([SetTrigger]), less what the runtime holds. ok is
+// false when none of them is known.
 func Available() (n int64, ok bool) {
 	n = math.MaxInt64
 	kernel := linux.Default()
@@ -28,12 +30,22 @@ func Available() (n int64, ok bool) {
 		used, _ := kernel.SelfRSS()
 		n, ok = min(n, (lim-used)/2), true
 	}
-	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
+	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 && lim != trigger.Load() {
 		used, _ := kernel.SelfRSS()
 		n, ok = min(n, lim-used), true
 	}
 	return max(n, 0), ok
 }
+
+// trigger is a memory limit that is a collection's trigger, not a bound
+// on the process (0: none).
+var trigger atomic.Int64
+
+// SetTrigger says that Go's memory limit, while it is n, only triggers a
+// collection (a pass that runs with the collector off until its heap
+// reaches n: mpc's sampled pass), and is no bound on the memory the
+// process may use: Available ignores it. 0 ends it.
+func SetTrigger(n int64) { trigger.Store(n) }
 
 // Check returns an error if need bytes are more than Available; what
 // names what needs them.
