@@ -388,7 +388,7 @@ func (br *binaryReader) decode() string {
 // and are counted in Unlisted instead of listed if count. It returns the number of
 // new pages, or what is wrong.
 func decodeWindow(d *decoder, win *Window, base uint64, count bool) (n uint64, listed bool, msg string) {
-	if n, msg = decodeNew(d, win, base, count, nil); msg != "" {
+	if n, msg = decodeNew(d, win, base, count, nil, nil); msg != "" {
 		return 0, false, msg
 	}
 	return n, true, decodeLists(d, win, base+n)
@@ -396,9 +396,11 @@ func decodeWindow(d *decoder, win *Window, base uint64, count bool) (n uint64, l
 
 // decodeNew decodes a window's new pages from d, appending them to win.New
 // (or counting them in win.Unlisted if count), and passing each to each if
-// it is not nil, which says what is wrong with it, if anything. It returns
-// their number, or what is wrong.
-func decodeNew(d *decoder, win *Window, base uint64, count bool, each func(Page) string) (n uint64, msg string) {
+// it is not nil, which says what is wrong with it, if anything. If in is
+// not nil, each page's digit must be in it instead, and each is called only
+// to say what is wrong with a page whose digit is not. It returns their
+// number, or what is wrong.
+func decodeNew(d *decoder, win *Window, base uint64, count bool, each func(Page) string, in *digitSpan) (n uint64, msg string) {
 	n = d.uvarint()
 	if d.bad != "" {
 		return 0, d.bad
@@ -413,6 +415,7 @@ func decodeNew(d *decoder, win *Window, base uint64, count bool, each func(Page)
 		win.New = slices.Grow(win.New, int(n))
 	}
 	var prev Page
+	var hs uint64 // in's hash of prev.Space: Sample.Hash's first half
 	for k := range int(n) {
 		ds := d.uvarint()
 		x := d.uvarint()
@@ -429,7 +432,14 @@ func decodeNew(d *decoder, win *Window, base uint64, count bool, each func(Page)
 		} else if x == 0 && k > 0 || p.Page < prev.Page {
 			return 0, fmt.Sprintf("new page %d: %v is not above the previous new page %v", k, p, prev)
 		}
-		if each != nil {
+		if in != nil {
+			if k == 0 || ds != 0 {
+				hs = mix64(in.seed ^ uint64(p.Space))
+			}
+			if q := mix64(hs^p.Page) % SampleAll; q < in.lo || q >= in.hi {
+				return 0, fmt.Sprintf("new page %d: %s", k, each(p))
+			}
+		} else if each != nil {
 			if msg := each(p); msg != "" {
 				return 0, fmt.Sprintf("new page %d: %s", k, msg)
 			}

@@ -42,5 +42,19 @@ const (
 // pages' partitions with another seed: as if the file had put its pages in
 // partitions they are not in.
 func Reseed(r Reader, seed uint64) {
-	r.(*partReader).pt.s.Seed = seed
+	pr := r.(*partReader)
+	pr.pt.s.Seed = seed
+	for p := range pr.parts {
+		pr.parts[p].span = pr.pt.span(p)
+	}
+}
+
+// PartitionSpan returns the digits lo .. hi-1 of partition i of a trace
+// partitioned by p whose pages are sample s's, as a reader checks a
+// partition's new pages, and the partition of page pg as the reader
+// finds it, and pg's digit.
+func PartitionSpan(p Partitioning, s Sample, i int, pg Page) (lo, hi uint64, of int, digit uint64) {
+	pt := newPartitioner(p, s)
+	sp := pt.span(i)
+	return sp.lo, sp.hi, pt.of(pg), pt.s.Hash(pg) % SampleAll
 }

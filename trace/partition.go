@@ -152,6 +152,24 @@ func newPartitioner(p Partitioning, s Sample) partitioner {
 	return pt
 }
 
+// digitSpan is the digits of one partition, lo .. hi-1, with the hash's
+// seed: a page is in the partition if the digit of its hash is in them
+// (decodeNew's check of a partition's new pages).
+type digitSpan struct {
+	seed, lo, hi uint64
+}
+
+// span returns partition i's digits: of(p) == i exactly when p's digit is
+// in them.
+func (pt partitioner) span(i int) digitSpan {
+	if pt.cuts != nil {
+		return digitSpan{pt.s.Seed, uint64(pt.cuts[i]), uint64(pt.cuts[i+1])}
+	}
+	// floor(q*count/rate) == i for ceil(i*rate/count) <= q < ceil((i+1)*rate/count).
+	c := func(i int) uint64 { return (uint64(i)*pt.rate + pt.count - 1) / pt.count }
+	return digitSpan{pt.s.Seed, c(i), c(i + 1)}
+}
+
 // of returns p's partition, or -1 if its digit is not below the rate (the
 // page is not in the trace's sample).
 func (pt partitioner) of(p Page) int {

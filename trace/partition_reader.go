@@ -86,15 +86,16 @@ type partState struct {
 	comp   []byte
 	raw    []byte
 	d      decoder
-	ready  bool     // comp checked and decompressed into raw
-	done   int      // windows of the segment decoded
-	npages uint64   // the partition's pages so far
-	err    error    // sticky, for PartitionWindow
-	idx    []int32  // version 3: the segment's pages in this partition (into segPages)
-	ic     int      // the next of idx
-	runs   []newRun // version 3: the segment's windows with new pages in this partition
-	rc     int      // the next of runs
-	ni     int      // version 4: the next of the merged window's new pages (psc's New)
+	ready  bool      // comp checked and decompressed into raw
+	done   int       // windows of the segment decoded
+	npages uint64    // the partition's pages so far
+	err    error     // sticky, for PartitionWindow
+	idx    []int32   // version 3: the segment's pages in this partition (into segPages)
+	ic     int       // the next of idx
+	runs   []newRun  // version 3: the segment's windows with new pages in this partition
+	rc     int       // the next of runs
+	ni     int       // version 4: the next of the merged window's new pages (psc's New)
+	span   digitSpan // the partition's digits: its new pages' check
 }
 
 // newRun is a window of the segment (k) and how many of its new pages are
@@ -105,6 +106,9 @@ func newPartReader(br *binaryReader) *partReader {
 	P := br.parts.Count
 	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), nsel: P, perPart: br.version >= binaryPartitionedV4}
 	pr.parts = make([]partState, P)
+	for p := range pr.parts {
+		pr.parts[p].span = pr.pt.span(p)
+	}
 	pr.l2g = make([][]uint32, P)
 	return pr
 }
@@ -365,7 +369,7 @@ func (pr *partReader) readPages() error {
 	}
 	total := pr.npagesAll
 	for k := range pr.n {
-		n, msg := decodeNew(&ps.d, &w, total, true, each)
+		n, msg := decodeNew(&ps.d, &w, total, true, each, nil)
 		if msg != "" {
 			return pr.corrupt(ps.off, pr.first+k-1, nil, "window %d new pages: %s", pr.first+k, msg)
 		}
@@ -476,8 +480,8 @@ func (pr *partReader) partWindow4(p int, ps *partState, win *Window, count bool)
 			}
 			return fmt.Sprintf("page %v is in partition %d", pg, q)
 		}
-		return ""
-	})
+		return fmt.Sprintf("page %v: digit outside partition %d's %d..%d, but of() says it is in it", pg, p, ps.span.lo, ps.span.hi)
+	}, &ps.span)
 	if msg == "" {
 		ps.npages += n
 		msg = decodeLists(&ps.d, win, ps.npages)
