@@ -124,8 +124,7 @@ func (e *opp) endWindow(j int, accessed int64) {
 		return
 	}
 	// Longest first.
-	slices.Sort(e.idles)
-	slices.Reverse(e.idles)
+	e.rankIdles()
 	var n int64
 	for _, g := range e.idles {
 		n += e.count[g]
