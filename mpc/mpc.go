@@ -101,7 +101,9 @@ type engine interface {
 // sampled run keeps the process's target: its page state is the sample's,
 // a small part of its memory, and at GOGC=25 the collections took 17% of
 // the CPU of a 1% sample of the benchmark trace (docs/bench.md, "Sampling
-// a partitioned trace"), for 5-10 MB less peak RSS.
+// a partitioned trace"), for 5-10 MB less peak RSS; a sample that is a
+// partitioned trace's first partitions runs with the collector off until
+// its heap reaches 64 MiB (highGC).
 func Generate(ctx context.Context, r trace.Reader, settings []policy.Setting, opts Options) ([]*result.Result, error) {
 	h := r.Header()
 	s, err := h.Sample.Within(opts.Sample)
