@@ -258,6 +258,7 @@ func widen(p *packed[uint32], h *GapHistogram) *packed[uint64] {
 // grow makes room for pages pages and for the prior reuse distances h can
 // class.
 func (p *packed[S]) grow(pages int, h *GapHistogram) {
+	old := len(p.st)
 	if len(p.st) < pages && !p.heap {
 		var w S
 		if b, ok := p.mem.grow(pages * int(unsafe.Sizeof(w))); ok {
@@ -281,9 +282,30 @@ func (p *packed[S]) grow(pages int, h *GapHistogram) {
 			p.st = p.st[:pages] // zeros: nothing cuts the slice back
 		}
 	}
+	if old < len(p.st) {
+		prefault(p.st[old:])
+	}
 	for d := len(p.cls); d < len(h.classOf); d++ {
 		p.cls = append(p.cls, S(h.classOf[d])<<p.shift)
 	}
+}
+
+// prefault stores a zero (what they hold) into every 4 KiB page of st, so
+// that each page is faulted in by a write. The walk's first touch of a
+// word reads it, then writes it: on a fresh page the read maps the kernel's
+// zero page and the write replaces it, a second fault whose TLB flush
+// interrupts every other CPU running the process's threads (on the
+// benchmark trace's 2-worker pass, 5% of its CPU went to those flushes,
+// each an inter-processor interrupt, a VM exit in a guest). Every ID below
+// the state's length is walked, so this faults in no page that the walk
+// would not.
+func prefault[S uint32 | uint64](st []S) {
+	var w S
+	step := 4096 / int(unsafe.Sizeof(w))
+	for i := 0; i < len(st); i += step {
+		st[i] = 0
+	}
+	st[len(st)-1] = 0 // the last page, where the last step fell short of it
 }
 
 // chunk walks ids, part of window w's list of the given kind, counting gaps

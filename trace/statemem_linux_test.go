@@ -1,7 +1,10 @@
 package trace_test
 
 import (
+	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"mdk/trace"
 )
@@ -57,5 +60,45 @@ func TestHistWalkerStateMapped(t *testing.T) {
 	hw.Finish()
 	if hw.Counts.Lives != int64(next) {
 		t.Fatalf("lives %d, want %d", hw.Counts.Lives, next)
+	}
+}
+
+// TestHistWalkerStateFaultsOnce: a walk faults each page of fresh state in
+// once, by a write, not by the walk's read (which would map the kernel's
+// zero page) and then its write (a second fault, and a TLB flush that
+// interrupts the other CPUs running the process). The state is kept under
+// trace.HugeMin, in 4 KiB pages; the faults are the walking thread's own
+// (RUSAGE_THREAD, the walker has no helpers), counted around one window
+// whose lists are built beforehand.
+func TestHistWalkerStateFaultsOnce(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h := trace.NewGapHistogram(3, func(d int) int { return min(d, 2) })
+	hw := trace.NewHistWalker([]*trace.GapHistogram{h})
+	defer hw.Close()
+	n := trace.HugeMin/4 - 1<<16 // pages: 4-byte words, under HugeMin
+	win := &trace.Window{Index: 0}
+	for id := range n {
+		win.New = append(win.New, trace.Page{Page: uint64(id)})
+		win.Accessed = append(win.Accessed, uint32(id))
+	}
+	h.Grow(1) // the histogram's cells, before counting
+	var before, after unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &before); err != nil {
+		t.Skip("no RUSAGE_THREAD:", err)
+	}
+	hw.Start(win)
+	hw.Wait()
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &after); err != nil {
+		t.Fatal(err)
+	}
+	faults := after.Minflt - before.Minflt
+	pages := int64(n*4+4095) / 4096
+	t.Logf("%d pages of state, %d faults", pages, faults)
+	if faults > pages+pages/10+16 {
+		t.Fatalf("%d faults walking %d pages of fresh state: each page faulted in more than once", faults, pages)
+	}
+	if hw.Counts.Lives != int64(n) {
+		t.Fatalf("%d lives, want %d", hw.Counts.Lives, n)
 	}
 }
