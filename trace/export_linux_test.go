@@ -9,8 +9,5 @@ func StateHuge(hw *HistWalker) bool {
 	return hw.p64.mem.huge
 }
 
-// HugePagesOn reports whether the system gives huge pages on request.
-func HugePagesOn() bool { return hugeOK() }
-
 // HugeMin is the least state put in huge pages, in bytes.
 const HugeMin = hugeMin

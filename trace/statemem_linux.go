@@ -1,9 +1,6 @@
 package trace
 
 import (
-	"bytes"
-	"os"
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +33,10 @@ const stateAlign = 2 << 20
 
 // hugeMin is the least state that is put in huge pages: the rounding up to
 // whole huge pages then costs under 2 MiB a state, less than the state.
+// The advice is given whatever the system's setting: where transparent
+// huge pages are "never" the kernel ignores it, and the state's one move
+// at hugeMin is a copy of 2 MiB. (Asking the system first would mean
+// reading /sys here, and package linux owns the kernel's files.)
 const hugeMin = stateAlign
 
 // grow returns the mapping with room for n bytes, zero beyond what it held,
@@ -43,7 +44,7 @@ const hugeMin = stateAlign
 // mapping may move: the caller must use the returned bytes only.
 func (m *stateMem) grow(n int) ([]byte, bool) {
 	if n <= len(m.b) {
-		if !m.huge && n >= hugeMin && hugeOK() {
+		if !m.huge && n >= hugeMin {
 			// Faulted in 4 KiB pages already, the state stays in them
 			// if only advised: move it to a new mapping that is.
 			if b, ok := m.mapNew(len(m.b), true); ok {
@@ -57,7 +58,7 @@ func (m *stateMem) grow(n int) ([]byte, bool) {
 	}
 	size := max(n+n/4, stateAlign)
 	size = (size + stateAlign - 1) &^ (stateAlign - 1)
-	huge := n >= hugeMin && hugeOK()
+	huge := n >= hugeMin
 	var b []byte
 	if m.b == nil || huge && !m.huge {
 		var ok bool
@@ -94,15 +95,6 @@ func (m *stateMem) mapNew(size int, huge bool) ([]byte, bool) {
 	m.huge = huge
 	return b, true
 }
-
-// hugeOK reports whether the system gives huge pages to a mapping that asks
-// for them (/sys/kernel/mm/transparent_hugepage/enabled is "always" or
-// "madvise"): where it does not, moving a state would be a copy for
-// nothing.
-var hugeOK = sync.OnceValue(func() bool {
-	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	return err == nil && !bytes.Contains(b, []byte("[never]"))
-})
 
 // release unmaps the mapping.
 func (m *stateMem) release() {
