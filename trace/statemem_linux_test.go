@@ -71,6 +71,9 @@ func TestHistWalkerStateMapped(t *testing.T) {
 // (RUSAGE_THREAD, the walker has no helpers), counted around one window
 // whose lists are built beforehand.
 func TestHistWalkerStateFaultsOnce(t *testing.T) {
+	if binRace {
+		t.Skip("the race detector faults in shadow memory for every page the walk touches")
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	h := trace.NewGapHistogram(3, func(d int) int { return min(d, 2) })
