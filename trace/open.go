@@ -64,6 +64,12 @@ func formatNames() string {
 // the reader of a partitioned trace seeks past the partitions it does not
 // read.
 func NewReaderAuto(r io.Reader, name string) (Reader, error) {
+	start := int64(-1) // r's offset in its file: where the trace starts
+	if s, ok := r.(io.Seeker); ok {
+		if off, err := s.Seek(0, io.SeekCurrent); err == nil {
+			start = off
+		}
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for _, f := range formats {
 		head, _ := br.Peek(len(f.Magic))
@@ -73,6 +79,7 @@ func NewReaderAuto(r io.Reader, name string) (Reader, error) {
 				if rs, ok := r.(io.ReadSeeker); ok {
 					pr.br.seeker = rs // skip unread partitions by seeking
 				}
+				pr.setFile(r, start)
 			}
 			return out, err
 		}

@@ -72,22 +72,59 @@ func partFuzzOne(t *testing.T, data []byte) {
 	if !ok {
 		return
 	}
-	var win trace.Window
+	P := pr.Selected()
+	whole, clean := fuzzPartWindows(t, pr, intsTo(P))
+	// Two forks, of the even and the odd partitions: each gives what the
+	// whole reader gave of its partitions, and where the whole reader
+	// ended cleanly, all of it and a clean end.
+	ar, err := trace.NewReaderAuto(bytes.NewReader(data), "fuzz.mdkt")
+	if err != nil {
+		t.Fatalf("NewBinaryReader read the header, NewReaderAuto: %v", err)
+	}
+	for half := range 2 {
+		var parts []int
+		for p := half; p < P; p += 2 {
+			parts = append(parts, p)
+		}
+		fr, err := ar.(trace.PartitionForker).ForkPartitions(parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := fuzzPartWindows(t, fr, parts)
+		for _, p := range parts {
+			n := min(len(got[p]), len(whole[p]))
+			if d := windowsDiffer(got[p][:n], whole[p][:n]); d >= 0 {
+				t.Fatalf("fork of %v: partition %d's window %d differs from the whole reader's", parts, p, d)
+			}
+			if clean && (!ok || len(got[p]) != len(whole[p])) {
+				t.Fatalf("fork of %v: partition %d: %d windows (clean end %v), the whole reader %d and a clean end", parts, p, len(got[p]), ok, len(whole[p]))
+			}
+		}
+	}
+}
+
+// fuzzPartWindows reads partitions parts of pr to its end or its first
+// error (checked: binCheckErr) and returns their windows, by partition,
+// and whether it ended cleanly. Even partitions count their new pages.
+func fuzzPartWindows(t *testing.T, pr trace.PartitionedReader, parts []int) (map[int][]trace.Window, bool) {
+	out := map[int][]trace.Window{}
 	for {
 		_, n, err := pr.NextSegment()
 		if errors.Is(err, io.EOF) {
-			return
+			return out, true
 		}
 		if err != nil {
 			binCheckErr(t, err)
-			return
+			return out, false
 		}
 		for range n {
-			for p := range pr.Selected() {
+			for _, p := range parts {
+				var win trace.Window
 				if err := pr.PartitionWindow(p, &win, p%2 == 0); err != nil {
 					binCheckErr(t, err)
-					return
+					return out, false
 				}
+				out[p] = append(out[p], win)
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
+	"strings"
 )
 
 // PartitionedReader is implemented by the reader of a partitioned binary
@@ -47,9 +49,10 @@ type PartitionedReader interface {
 type partReader struct {
 	br      *binaryReader // the file, its header and the next window to return
 	pt      partitioner
-	perPart bool // versions 4 and 5: each partition's new pages in its payload
-	lo      int  // partitions lo .. nsel-1 are read
-	nsel    int
+	perPart bool        // versions 4 and 5: each partition's new pages in its payload
+	sel     []int       // the partitions read, in increasing order
+	mask    []bool      // by partition: read
+	nsel    int         // 1 + the last of sel (0 if none)
 	pages   partState   // version 3: the new pages' payload
 	parts   []partState // the partitions'
 	// The current segment.
@@ -75,6 +78,15 @@ type partReader struct {
 	psc       []Window // version 4: each selected partition's window
 	heads     []int    // version 4: partitions in a merge of their new pages
 	err       error
+	// The file, for ForkPartitions: nil if not one that can be read at
+	// an offset; the trace is its atSize bytes from atStart.
+	at              io.ReaderAt
+	atStart, atSize int64
+	// A fork (ForkPartitions) reads a payload when its first window is
+	// decoded, into comp, not every selected payload at NextSegment: one
+	// partition's compressed bytes in memory, not the segment's.
+	lazy bool
+	comp []byte
 }
 
 // partState is one payload of the current segment.
@@ -104,8 +116,9 @@ type newRun struct{ k, n uint32 }
 
 func newPartReader(br *binaryReader) *partReader {
 	P := br.parts.Count
-	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), nsel: P, perPart: br.version >= binaryPartitionedV4}
+	pr := &partReader{br: br, pt: newPartitioner(br.parts, br.hdr.Sample), perPart: br.version >= binaryPartitionedV4}
 	pr.parts = make([]partState, P)
+	pr.selectSet(func(int) bool { return true })
 	for p := range pr.parts {
 		pr.parts[p].span = pr.pt.span(p)
 	}
@@ -128,17 +141,58 @@ func (pr *partReader) CountNew() { pr.count, pr.discard = true, true }
 func (pr *partReader) DoubleBuffer() { pr.double = true }
 
 func (pr *partReader) SelectPartitions(n int) { pr.SelectPartitionRange(0, n) }
-func (pr *partReader) Selected() int          { return pr.nsel - pr.lo }
+func (pr *partReader) Selected() int          { return len(pr.sel) }
 
 func (pr *partReader) SelectPartitionRange(lo, hi int) {
-	pr.nsel = max(0, min(hi, len(pr.parts)))
-	pr.lo = max(0, min(lo, pr.nsel))
+	hi = max(0, min(hi, len(pr.parts)))
+	lo = max(0, min(lo, hi))
+	pr.selectSet(func(p int) bool { return p >= lo && p < hi })
+}
+
+// selectSet makes the reader read the partitions p for which in(p).
+func (pr *partReader) selectSet(in func(p int) bool) {
+	pr.sel, pr.nsel = pr.sel[:0], 0
+	if len(pr.mask) != len(pr.parts) {
+		pr.mask = make([]bool, len(pr.parts))
+	}
+	for p := range pr.parts {
+		pr.mask[p] = in(p)
+		if pr.mask[p] {
+			pr.sel = append(pr.sel, p)
+			pr.nsel = p + 1
+		}
+	}
 }
 
 // selected reports whether partition p is read.
-func (pr *partReader) selected(p int) bool { return p >= pr.lo && p < pr.nsel }
+func (pr *partReader) selected(p int) bool { return p >= 0 && p < len(pr.mask) && pr.mask[p] }
 
 func (pr *partReader) Partitioning() Partitioning { return pr.br.parts }
+
+// partList formats a list of partitions for an error: its runs, as
+// "0..3, 5, 7..8", or "none".
+func partList(ps []int) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	for i := 0; i < len(ps); {
+		j := i
+		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if j == i {
+			fmt.Fprintf(&b, "%d", ps[i])
+		} else {
+			fmt.Fprintf(&b, "%d..%d", ps[i], ps[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
 
 func (pr *partReader) corrupt(off int64, last int, cause error, format string, args ...any) *CorruptError {
 	return &CorruptError{File: pr.br.name, Offset: off, LastWindow: last, Msg: fmt.Sprintf(format, args...), Err: cause}
@@ -162,7 +216,7 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	br := pr.br
 	if pr.n > 0 {
 		// Every selected partition must have been read to the segment's end.
-		for p := pr.lo; p < pr.nsel; p++ {
+		for _, p := range pr.sel {
 			ps := &pr.parts[p]
 			if ps.done != pr.n {
 				return 0, 0, fmt.Errorf("trace: %s: partition %d: %d of the segment's %d windows read before the next segment", br.name, p, ps.done, pr.n)
@@ -261,12 +315,14 @@ func (pr *partReader) nextSegment() (int, int, error) {
 	}
 	for p := range pr.parts {
 		ps := &pr.parts[p]
-		if pr.selected(p) {
+		if pr.selected(p) && !pr.lazy {
 			if ps.comp, err = br.readGrowing(ps.comp, ps.c, ps.off, fmt.Sprintf(" partition %d payload", p)); err != nil {
 				return 0, 0, err
 			}
 			continue
 		}
+		// Not read, or (a fork) read when its first window is decoded:
+		// the bytes must be in the file.
 		if err := br.skip(int64(ps.c), ps.off, fmt.Sprintf(" partition %d payload", p)); err != nil {
 			return 0, 0, err
 		}
@@ -398,6 +454,15 @@ func (pr *partReader) ready(ps *partState, what string) error {
 		return nil
 	}
 	last := pr.first + ps.done - 1
+	if pr.lazy && ps != &pr.pages {
+		// A fork's payload, read now into the fork's one buffer.
+		pr.comp = slices.Grow(pr.comp[:0], ps.c)[:ps.c]
+		if _, err := pr.at.ReadAt(pr.comp, pr.atStart+ps.off); err != nil {
+			return pr.corrupt(ps.off, last, err, "read %s of windows %d..%d: %v", what, pr.first, pr.first+pr.n-1, err)
+		}
+		ps.comp = pr.comp
+		defer func() { ps.comp = nil }()
+	}
 	if got := crc32.Checksum(ps.comp, castagnoli); got != ps.crc {
 		return pr.corrupt(ps.off, last, ErrChecksum, "%s of windows %d..%d: checksum mismatch: stored %08x, computed %08x", what, pr.first, pr.first+pr.n-1, ps.crc, got)
 	}
@@ -425,7 +490,7 @@ func (pr *partReader) ready(ps *partState, what string) error {
 // PartitionWindow decodes partition p's next window of the segment.
 func (pr *partReader) PartitionWindow(p int, win *Window, count bool) error {
 	if !pr.selected(p) {
-		return fmt.Errorf("trace: %s: partition %d not selected (%d..%d of %d)", pr.br.name, p, pr.lo, pr.nsel-1, len(pr.parts))
+		return fmt.Errorf("trace: %s: partition %d not selected (%s of %d)", pr.br.name, p, partList(pr.sel), len(pr.parts))
 	}
 	ps := &pr.parts[p]
 	if ps.err != nil {
@@ -529,7 +594,7 @@ func (pr *partReader) read() (*Window, error) {
 		return nil, err
 	}
 	if k+1 == pr.n {
-		for p := pr.lo; p < pr.nsel; p++ {
+		for _, p := range pr.sel {
 			ps := &pr.parts[p]
 			if ps.d.i != len(ps.d.p) {
 				return nil, pr.corrupt(ps.off, w-1, nil, "partition %d payload: %d unexpected bytes after window %d", p, len(ps.d.p)-ps.d.i, w)
@@ -550,7 +615,7 @@ func (pr *partReader) read3(k int, out *Window) error {
 	// The selected partitions' new pages, in (space, page) order (when
 	// they are counted, the order of their IDs does not matter).
 	if pr.count {
-		for p := pr.lo; p < pr.nsel; p++ {
+		for _, p := range pr.sel {
 			ps := &pr.parts[p]
 			if ps.rc < len(ps.runs) && ps.runs[ps.rc].k == uint32(k) {
 				for range ps.runs[ps.rc].n {
@@ -572,7 +637,7 @@ func (pr *partReader) read3(k int, out *Window) error {
 		br.pages = append(br.pages, out.New...)
 	}
 	sc := &pr.scratch
-	for p := pr.lo; p < pr.nsel; p++ {
+	for _, p := range pr.sel {
 		if err := pr.PartitionWindow(p, sc, true); err != nil {
 			return err
 		}
@@ -605,7 +670,7 @@ func (pr *partReader) read4(out *Window) error {
 		pr.psc = make([]Window, pr.nsel)
 	}
 	pr.heads = pr.heads[:0]
-	for p := pr.lo; p < pr.nsel; p++ {
+	for _, p := range pr.sel {
 		sc := &pr.psc[p]
 		if err := pr.PartitionWindow(p, sc, pr.count); err != nil {
 			return err
@@ -651,7 +716,7 @@ func (pr *partReader) read4(out *Window) error {
 			br.pages = append(br.pages, out.New...)
 		}
 	}
-	for p := pr.lo; p < pr.nsel; p++ {
+	for _, p := range pr.sel {
 		pr.appendLists(out, p, &pr.psc[p])
 	}
 	return nil

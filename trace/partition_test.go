@@ -328,7 +328,15 @@ func partWindows(t *testing.T, data []byte, count bool) [][]trace.Window {
 		t.Fatal(err)
 	}
 	pr := r.(trace.PartitionedReader)
-	out := make([][]trace.Window, pr.Selected())
+	return readPartWindows(t, pr, intsTo(pr.Selected()), count)
+}
+
+// readPartWindows reads partitions parts of pr, which has them selected,
+// one window of each at a time, and returns their windows by partition
+// (of all the trace's partitions).
+func readPartWindows(t *testing.T, pr trace.PartitionedReader, parts []int, count bool) [][]trace.Window {
+	t.Helper()
+	out := make([][]trace.Window, pr.Partitioning().Count)
 	for {
 		_, n, err := pr.NextSegment()
 		if errors.Is(err, io.EOF) {
@@ -338,7 +346,7 @@ func partWindows(t *testing.T, data []byte, count bool) [][]trace.Window {
 			t.Fatal(err)
 		}
 		for range n {
-			for p := range out {
+			for _, p := range parts {
 				var w trace.Window
 				if err := pr.PartitionWindow(p, &w, count); err != nil {
 					t.Fatal(err)
