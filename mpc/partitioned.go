@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -26,16 +27,19 @@ import (
 //
 // Each of up to GOMAXPROCS workers owns some partitions (assignPartitions:
 // about equal shares of the pages), one trace.HistWalker each (no helpers)
-// counting into the worker's one histogram; segment by segment, the
-// workers decode and walk their partitions' windows (decompressing a
-// segment's payload when they reach it), each window's histogram drained
-// into one of two outputs, and the caller merges the workers' outputs of a
-// window (PartialWindow.add), hands them back and feeds the merge to the
-// engines (stream.feedWindow): the merge of [Partial.Merge] and
-// [Partial.Results]. A worker runs up to two windows ahead of the merge,
-// so it does not wait for the caller's merge, feed and the other workers at
-// every window, only at the segment's end, when the caller reads the next
-// segment. done is false when the engines need more than histograms (a
+// counting into the worker's one histogram, and walks its partitions'
+// windows one after the other, each window's histogram drained into one of
+// partSlots outputs; the caller merges the workers' outputs of a window
+// (PartialWindow.add), hands them back and feeds the merge to the engines
+// (stream.feedWindow): the merge of [Partial.Merge] and [Partial.Results].
+// When the trace is a file (trace.PartitionForker) each worker has a reader
+// of its own (ForkPartitions) and reads the segments itself: it runs up
+// to partSlots windows ahead of the slowest worker and waits for nothing
+// else; else the workers share pr, segment by segment: the caller reads
+// the next segment when every worker has walked the last (a barrier that,
+// with two output slots, kept 2 workers at 1.66x one on the benchmark
+// trace; docs/bench.md, "Workers with readers of their own"). done is
+// false when the engines need more than histograms (a
 // gap-by-gap engine such as lopp's, or lru's, which reads whole windows):
 // Generate then reads the trace merged.
 func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settings []policy.Setting, opts Options, room room) (out []*result.Result, done bool, err error) {
@@ -52,11 +56,31 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	st.reserve(pr.Header().Windows, &budget)
 	P := pr.Selected()
 	nw := max(1, min(runtime.GOMAXPROCS(0), P))
+	shares := assignPartitions(pr.Partitioning(), P, nw)
+	// Each worker reads its own partitions through a reader of its own
+	// when the trace is a file (trace.PartitionForker), else they share
+	// pr, segment by segment.
+	forks := make([]trace.PartitionedReader, nw)
+	if f, ok := pr.(trace.PartitionForker); ok {
+		for i, parts := range shares {
+			if forks[i], err = f.ForkPartitions(parts); err != nil {
+				forks = nil
+				break
+			}
+		}
+	} else {
+		forks = nil
+	}
 	ws := make([]*partWorker, nw)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	for i, parts := range assignPartitions(pr.Partitioning(), P, nw) {
-		ws[i] = newPartWorker(pr, classes, parts)
+	for i, parts := range shares {
+		if forks != nil {
+			ws[i] = newPartWorker(forks[i], classes, parts)
+			ws[i].own = true
+		} else {
+			ws[i] = newPartWorker(pr, classes, parts)
+		}
 		ws[i].start(quit, &wg)
 	}
 	defer func() {
@@ -69,18 +93,59 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	h := pr.Header()
 	var windows int
 	var sum PartialWindow
-	// merge sums the workers' next outputs into sum, and hands them back.
-	merge := func() error {
+	// merge sums the workers' next outputs into sum, and hands them back:
+	// end reports that they are the workers' last (finish).
+	merge := func() (end bool, err error) {
 		sum.reset()
-		for _, pw := range ws {
+		ends := 0
+		for i, pw := range ws {
 			slot := <-pw.done
 			if err := pw.errs[slot]; err != nil {
-				return err
+				return false, err
+			}
+			if w := pw.wins[slot]; w < 0 {
+				ends++
+			} else if w != windows {
+				return false, fmt.Errorf("mpc: partition worker %d gave window %d where window %d was due", i, w, windows)
 			}
 			sum.add(&pw.outs[slot])
 			pw.free <- slot
 		}
-		return nil
+		switch ends {
+		case 0:
+			return false, nil
+		case len(ws):
+			return true, nil
+		}
+		return false, fmt.Errorf("mpc: %d of %d partition workers ended their partitions after window %d, the others did not", ends, len(ws), windows-1)
+	}
+	if forks != nil {
+		// The workers read the segments themselves: the caller merges
+		// window after window until their last outputs.
+		for {
+			if err := ctx.Err(); err != nil {
+				return nil, true, err
+			}
+			if windows%1024 == 0 {
+				if err := room.check(windows + 1024); err != nil {
+					return nil, true, err
+				}
+			}
+			end, err := merge()
+			if err != nil {
+				return nil, true, err
+			}
+			if end {
+				break
+			}
+			st.feedWindow(windows, &sum)
+			windows++
+			if opts.Progress != nil {
+				opts.Progress(windows, h.Windows)
+			}
+		}
+		st.feedEnd(windows, &sum)
+		return st.results(settings, int64(h.PageSize), 1), true, nil
 	}
 	for {
 		first, n, err := pr.NextSegment()
@@ -102,7 +167,7 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 					return nil, true, err
 				}
 			}
-			if err := merge(); err != nil {
+			if _, err := merge(); err != nil {
 				return nil, true, err
 			}
 			st.feedWindow(w, &sum)
@@ -115,7 +180,7 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	for _, pw := range ws {
 		pw.jobs <- partJob{finish: true}
 	}
-	if err := merge(); err != nil {
+	if _, err := merge(); err != nil {
 		return nil, true, err
 	}
 	st.feedEnd(windows, &sum)
@@ -171,18 +236,26 @@ type partJob struct {
 // (start) in generatePartitioned, on the caller's in WalkPartitions.
 type partWorker struct {
 	pr    trace.PartitionedReader
+	own   bool // pr is the worker's own: it reads the segments itself
 	parts []int
 	hws   []*trace.HistWalker // by position in parts
 	hist  *trace.GapHistogram // shared by hws: they walk one after the other
 	win   trace.Window
-	// On its own goroutine: its jobs, and its two outputs, free to fill
-	// (free) or filled with a window (done), in order.
+	// On its own goroutine: its jobs (unless own), and its outputs, free
+	// to fill (free) or filled (done), in order: a window (wins: its
+	// index) or the finish (-1).
 	jobs       chan partJob
 	free, done chan int
-	outs       [2]PartialWindow
-	errs       [2]error // the output's error: the worker's first, which stops it
-	err        error    // the first error
+	outs       [partSlots]PartialWindow
+	wins       [partSlots]int
+	errs       [partSlots]error // the output's error: the worker's first, which stops it
+	err        error            // the first error
 }
+
+// partSlots is the number of a worker's outputs: with a reader of its own,
+// a worker runs up to partSlots windows ahead of the slowest worker and the
+// merge.
+const partSlots = 8
 
 // newPartWorker returns a worker of partitions parts, its goroutine not
 // started.
@@ -195,8 +268,10 @@ func newPartWorker(pr trace.PartitionedReader, classes classAxis, parts []int) *
 	return pw
 }
 
-// start runs the worker's jobs on a goroutine of its own, until quit is
-// closed; wg counts the goroutine.
+// start runs the worker on a goroutine of its own, until quit is closed;
+// wg counts the goroutine. With a reader of its own the worker reads and
+// walks every segment, then finishes; else it walks the segments of its
+// jobs.
 func (pw *partWorker) start(quit <-chan struct{}, wg *sync.WaitGroup) {
 	pw.jobs = make(chan partJob)
 	pw.free, pw.done = make(chan int, len(pw.outs)), make(chan int, len(pw.outs))
@@ -206,8 +281,9 @@ func (pw *partWorker) start(quit <-chan struct{}, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		// one fills an output: false if quit is closed, or after an error.
-		one := func(f func(o *PartialWindow)) bool {
+		// one fills an output with window w (-1: the finish): false if
+		// quit is closed, or after an error.
+		one := func(w int, f func(o *PartialWindow)) bool {
 			select {
 			case <-quit:
 				return false
@@ -220,9 +296,28 @@ func (pw *partWorker) start(quit <-chan struct{}, wg *sync.WaitGroup) {
 				return false
 			}
 			f(&pw.outs[slot])
-			pw.errs[slot] = pw.err
-			pw.done <- slot // room for it: the outputs are two
+			pw.wins[slot], pw.errs[slot] = w, pw.err
+			pw.done <- slot // room for it: done holds every output
 			return pw.err == nil
+		}
+		if pw.own {
+			for {
+				first, n, err := pw.pr.NextSegment()
+				if errors.Is(err, io.EOF) {
+					one(-1, pw.finish)
+					return
+				}
+				if err != nil {
+					pw.err = err
+					one(first, func(o *PartialWindow) { o.reset() })
+					return
+				}
+				for w := first; w < first+n; w++ {
+					if !one(w, func(o *PartialWindow) { pw.window(w, o) }) {
+						return
+					}
+				}
+			}
 		}
 		for {
 			var j partJob
@@ -232,11 +327,11 @@ func (pw *partWorker) start(quit <-chan struct{}, wg *sync.WaitGroup) {
 				return
 			}
 			if j.finish {
-				one(pw.finish)
+				one(-1, pw.finish)
 				continue
 			}
 			for w := j.first; w < j.first+j.n; w++ {
-				if !one(func(o *PartialWindow) { pw.window(w, o) }) {
+				if !one(w, func(o *PartialWindow) { pw.window(w, o) }) {
 					break
 				}
 			}

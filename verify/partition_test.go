@@ -141,8 +141,10 @@ func rateOf(tr *trace.Trace) uint64 {
 
 // TestPartitionedExact: the exact curves of a partitioned trace equal the
 // unpartitioned trace's, integer for integer, for every default setting and
-// every layout of cutLayouts.
+// every layout of cutLayouts, read by one reader that the workers share and
+// by forked ones (partReaders), on at least 2 workers.
 func TestPartitionedExact(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	rng := testutil.Rand(testutil.Seed(t, 55))
 	for name, tr := range partitionTraces(t) {
 		ss := defaultSettings(tr.Header.Window)
@@ -152,16 +154,14 @@ func TestPartitionedExact(t *testing.T) {
 		}
 		for lname, parts := range cutLayouts(rateOf(tr), rng) {
 			data := partitionedCuts(t, tr, parts)
-			r, err := trace.NewBinaryReader(bytes.NewReader(data), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := mpc.Generate(context.Background(), r, ss, mpc.Options{})
-			if err != nil {
-				t.Fatalf("%s, partitions %s: %v", name, lname, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s, partitions %s: the curves differ from the unpartitioned trace's", name, lname)
+			for _, pr := range partReaders {
+				got, err := mpc.Generate(context.Background(), pr.open(t, data, name), ss, mpc.Options{})
+				if err != nil {
+					t.Fatalf("%s, partitions %s, %s reader: %v", name, lname, pr.name, err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, partitions %s, %s reader: the curves differ from the unpartitioned trace's", name, lname, pr.name)
+				}
 			}
 		}
 	}
@@ -253,21 +253,54 @@ func TestPartitionedWorkers(t *testing.T) {
 		}
 		data := partitioned(t, tr, 13)
 		for _, procs := range []int{1, 2, 5, 13, 20} {
-			old := runtime.GOMAXPROCS(procs)
-			r, err := trace.NewBinaryReader(bytes.NewReader(data), "p.mdkt")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := mpc.Generate(context.Background(), r, set, mpc.Options{})
-			runtime.GOMAXPROCS(old)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("GOMAXPROCS %d, %d settings: the curves differ", procs, len(set))
+			for _, pr := range partReaders {
+				old := runtime.GOMAXPROCS(procs)
+				r := pr.open(t, data, "p.mdkt")
+				got, err := mpc.Generate(context.Background(), r, set, mpc.Options{})
+				runtime.GOMAXPROCS(old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("GOMAXPROCS %d, %s reader, %d settings: the curves differ", procs, pr.name, len(set))
+				}
 			}
 		}
 	}
+}
+
+// partReaders are the two ways the partitioned pass reads a trace: one
+// reader that its workers share segment by segment (NewBinaryReader, which
+// cannot fork), and one reader for each worker (NewReaderAuto on a
+// bytes.Reader, which can be read at an offset: trace.PartitionForker).
+var partReaders = []struct {
+	name string
+	open func(t *testing.T, data []byte, name string) trace.Reader
+}{
+	{"shared", func(t *testing.T, data []byte, name string) trace.Reader {
+		t.Helper()
+		r, err := trace.NewBinaryReader(bytes.NewReader(data), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := r.(trace.PartitionForker); ok {
+			if _, err := r.(trace.PartitionForker).ForkPartitions([]int{0}); err == nil {
+				t.Fatal("NewBinaryReader's reader forks: the shared path is not tested")
+			}
+		}
+		return r
+	}},
+	{"forked", func(t *testing.T, data []byte, name string) trace.Reader {
+		t.Helper()
+		r, err := trace.NewReaderAuto(bytes.NewReader(data), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := r.(trace.PartitionForker); !ok {
+			t.Fatal("NewReaderAuto's reader of a bytes.Reader does not fork")
+		}
+		return r
+	}},
 }
 
 // plugin is a policy.OneParam that is not a built-in engine's: the
@@ -285,10 +318,11 @@ func pluginSettings(ss []policy.Setting) []policy.Setting {
 }
 
 // TestPartitionedStops: the partitioned pass, whose workers run ahead of
-// the merge, stops cleanly whatever the number of workers: cancelled in the
-// middle of a segment it returns the context's error, on a damaged file
-// (any byte past the header flipped) a *trace.CorruptError, and it leaves
-// no goroutine behind.
+// the merge, stops cleanly whatever the number of workers and whether they
+// share a reader or have their own: cancelled in the middle of a segment it
+// returns the context's error, on a damaged file (any byte past the header
+// flipped, or the file cut short) a *trace.CorruptError, the same with a
+// shared reader and with forked ones, and it leaves no goroutine behind.
 func TestPartitionedStops(t *testing.T) {
 	cfg := gen.DefaultConfig
 	cfg.Model, cfg.Pages = "mix", 3000
@@ -302,31 +336,42 @@ func TestPartitionedStops(t *testing.T) {
 	rng := testutil.Rand(testutil.Seed(t, 25))
 	for _, procs := range []int{1, 2, 5} {
 		old := runtime.GOMAXPROCS(procs)
-		ctx, cancel := context.WithCancel(context.Background())
-		r, err := trace.NewBinaryReader(bytes.NewReader(data), "p.mdkt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = mpc.Generate(ctx, r, ss, mpc.Options{Progress: func(w, _ int) {
-			if w == 7 {
-				cancel()
+		for _, pr := range partReaders {
+			ctx, cancel := context.WithCancel(context.Background())
+			r := pr.open(t, data, "p.mdkt")
+			_, err := mpc.Generate(ctx, r, ss, mpc.Options{Progress: func(w, _ int) {
+				if w == 7 {
+					cancel()
+				}
+			}})
+			cancel()
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("GOMAXPROCS %d, %s reader, cancelled after window 6: got %v", procs, pr.name, err)
 			}
-		}})
-		cancel()
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("GOMAXPROCS %d, cancelled after window 6: got %v", procs, err)
 		}
-		for range testutil.Count(20) {
+		for i := range testutil.Count(40) {
 			bad := bytes.Clone(data)
-			bad[len(data)/4+rng.IntN(len(data)*3/4)] ^= byte(1 + rng.IntN(255))
-			r, err := trace.NewBinaryReader(bytes.NewReader(bad), "bad.mdkt")
-			if err != nil {
-				t.Fatal(err)
+			if i%2 == 0 {
+				bad[len(data)/4+rng.IntN(len(data)*3/4)] ^= byte(1 + rng.IntN(255))
+			} else {
+				bad = bad[:len(data)/4+rng.IntN(len(data)*3/4)]
 			}
-			_, err = mpc.Generate(context.Background(), r, ss, mpc.Options{})
-			var ce *trace.CorruptError
-			if !errors.As(err, &ce) {
-				t.Errorf("GOMAXPROCS %d, a byte flipped: got %v, want a *trace.CorruptError", procs, err)
+			// Both readers report the damage, and the same: the workers
+			// with readers of their own stop at it as the one reader
+			// does.
+			var msgs []string
+			for _, pr := range partReaders {
+				r := pr.open(t, bad, "bad.mdkt")
+				_, err := mpc.Generate(context.Background(), r, ss, mpc.Options{})
+				var ce *trace.CorruptError
+				if !errors.As(err, &ce) {
+					t.Errorf("GOMAXPROCS %d, %s reader, a byte flipped or the file cut: got %v, want a *trace.CorruptError", procs, pr.name, err)
+					continue
+				}
+				msgs = append(msgs, err.Error())
+			}
+			if len(msgs) == 2 && msgs[0] != msgs[1] {
+				t.Errorf("GOMAXPROCS %d, a byte flipped or the file cut: the shared reader's error\n\t%s\nthe forked readers'\n\t%s", procs, msgs[0], msgs[1])
 			}
 		}
 		runtime.GOMAXPROCS(old)
