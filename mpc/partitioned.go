@@ -60,16 +60,15 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 	// Each worker reads its own partitions through a reader of its own
 	// when the trace is a file (trace.PartitionForker), else they share
 	// pr, segment by segment.
-	forks := make([]trace.PartitionedReader, nw)
+	var forks []trace.PartitionedReader
 	if f, ok := pr.(trace.PartitionForker); ok {
+		forks = make([]trace.PartitionedReader, nw)
 		for i, parts := range shares {
 			if forks[i], err = f.ForkPartitions(parts); err != nil {
 				forks = nil
 				break
 			}
 		}
-	} else {
-		forks = nil
 	}
 	ws := make([]*partWorker, nw)
 	quit := make(chan struct{})
@@ -119,69 +118,48 @@ func generatePartitioned(ctx context.Context, pr trace.PartitionedReader, settin
 		}
 		return false, fmt.Errorf("mpc: %d of %d partition workers ended their partitions after window %d, the others did not", ends, len(ws), windows-1)
 	}
-	if forks != nil {
-		// The workers read the segments themselves: the caller merges
-		// window after window until their last outputs.
-		for {
-			if err := ctx.Err(); err != nil {
-				return nil, true, err
-			}
-			if windows%1024 == 0 {
-				if err := room.check(windows + 1024); err != nil {
-					return nil, true, err
-				}
-			}
-			end, err := merge()
-			if err != nil {
-				return nil, true, err
-			}
-			if end {
-				break
-			}
-			st.feedWindow(windows, &sum)
-			windows++
-			if opts.Progress != nil {
-				opts.Progress(windows, h.Windows)
-			}
-		}
-		st.feedEnd(windows, &sum)
-		return st.results(settings, int64(h.PageSize), 1), true, nil
-	}
+	// With a shared reader the caller reads each segment when the workers
+	// have walked the last (segEnd: the window after it) and gives it to
+	// them, then the finish after the last; forked readers' workers read
+	// the segments themselves.
+	segEnd := 0
 	for {
-		first, n, err := pr.NextSegment()
-		if errors.Is(err, io.EOF) {
-			break
+		if err := ctx.Err(); err != nil {
+			return nil, true, err
 		}
+		if windows%1024 == 0 {
+			if err := room.check(windows + 1024); err != nil {
+				return nil, true, err
+			}
+		}
+		if forks == nil && windows == segEnd {
+			first, n, err := pr.NextSegment()
+			switch {
+			case errors.Is(err, io.EOF):
+				for _, pw := range ws {
+					pw.jobs <- partJob{finish: true}
+				}
+			case err != nil:
+				return nil, true, err
+			default:
+				for _, pw := range ws {
+					pw.jobs <- partJob{first: first, n: n}
+				}
+				segEnd = first + n
+			}
+		}
+		end, err := merge()
 		if err != nil {
 			return nil, true, err
 		}
-		for _, pw := range ws {
-			pw.jobs <- partJob{first: first, n: n}
+		if end {
+			break
 		}
-		for w := first; w < first+n; w++ {
-			if err := ctx.Err(); err != nil {
-				return nil, true, err
-			}
-			if w%1024 == 0 {
-				if err := room.check(w + 1024); err != nil {
-					return nil, true, err
-				}
-			}
-			if _, err := merge(); err != nil {
-				return nil, true, err
-			}
-			st.feedWindow(w, &sum)
-			windows = w + 1
-			if opts.Progress != nil {
-				opts.Progress(windows, h.Windows)
-			}
+		st.feedWindow(windows, &sum)
+		windows++
+		if opts.Progress != nil {
+			opts.Progress(windows, h.Windows)
 		}
-	}
-	for _, pw := range ws {
-		pw.jobs <- partJob{finish: true}
-	}
-	if _, err := merge(); err != nil {
-		return nil, true, err
 	}
 	st.feedEnd(windows, &sum)
 	return st.results(settings, int64(h.PageSize), 1), true, nil
@@ -309,7 +287,7 @@ func (pw *partWorker) start(quit <-chan struct{}, wg *sync.WaitGroup) {
 				}
 				if err != nil {
 					pw.err = err
-					one(first, func(o *PartialWindow) { o.reset() })
+					one(-1, func(o *PartialWindow) { o.reset() })
 					return
 				}
 				for w := first; w < first+n; w++ {
